@@ -1,0 +1,181 @@
+// Writes the committed seed corpora for the wire fuzzers. Built by hand only (not by CMake):
+//   g++ -std=c++20 -Iinclude -Isrc fuzz/make_seed_corpus.cpp src/wire/*.cpp -o /tmp/make_seeds
+//   /tmp/make_seeds fuzz/corpus
+// writes fuzz/corpus/data_header/*.bin (whole datagrams, decoded by data_header_fuzz against job
+// token 0x0123456789ABCDEF, local rank 1, world size 4) and fuzz/corpus/control/*.bin (frame
+// bodies without the length prefix).
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "wire/control.hpp"
+#include "wire/data_header.hpp"
+
+namespace {
+
+using namespace dlcp::wire;
+namespace fs = std::filesystem;
+
+void write_file(const fs::path& path, const std::vector<std::byte>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  if (!out) {
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    std::exit(1);
+  }
+}
+
+std::vector<std::byte> datagram(const DataHeader& h) {
+  std::vector<std::byte> d(kDataHeaderBytes + h.payload_bytes);
+  encode_data_header(h, d);
+  std::vector<float> values(h.payload_bytes / kFloatBytes);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.25f - 1.0f;
+  store_floats(values, std::span<std::byte>(d).subspan(kDataHeaderBytes));
+  return d;
+}
+
+DataHeader base_header() {
+  DataHeader h;
+  h.flags = data_flags::kProtected;
+  h.job_token = 0x0123456789ABCDEFull;
+  h.src_rank = 2;
+  h.dst_rank = 1;
+  h.message_id = 42;
+  h.seq = 0;
+  h.total_floats = 20;
+  h.stride_floats = 8;  // packets of 8, 8, 4 floats
+  h.contributions = 1;
+  h.priority_class = 2;
+  h.payload_bytes = 32;
+  return h;
+}
+
+std::vector<std::byte> body(const ControlMessage& m) {
+  std::vector<std::byte> frame;
+  encode_control(m, frame);
+  return {frame.begin() + static_cast<std::ptrdiff_t>(kControlLengthPrefixBytes), frame.end()};
+}
+
+void write_data_seeds(const fs::path& dir) {
+  fs::create_directories(dir);
+  DataHeader h = base_header();
+  write_file(dir / "valid_first.bin", datagram(h));
+
+  h.seq = 2;
+  h.payload_bytes = 16;
+  h.flags = data_flags::kLastOfRound;
+  write_file(dir / "valid_last_short.bin", datagram(h));
+
+  h = base_header();
+  h.seq = 1;
+  h.flags = data_flags::kAllKnown;
+  h.round = 3;
+  h.contributions = 4;
+  h.priority_class = 7;
+  write_file(dir / "valid_retransmission.bin", datagram(h));
+
+  h = base_header();
+  h.total_floats = 1;
+  h.stride_floats = 360;
+  h.payload_bytes = 4;
+  h.message_id = std::numeric_limits<std::uint64_t>::max();
+  write_file(dir / "valid_single_float.bin", datagram(h));
+
+  auto d = datagram(base_header());
+  d.resize(kDataHeaderBytes - 1);
+  write_file(dir / "invalid_too_short.bin", d);
+
+  d = datagram(base_header());
+  d[0] = std::byte{2};
+  write_file(dir / "invalid_version.bin", d);
+
+  d = datagram(base_header());
+  d[38] = std::byte{1};
+  write_file(dir / "invalid_reserved.bin", d);
+
+  h = base_header();
+  h.seq = 2;  // a full-size payload on the short last packet
+  write_file(dir / "invalid_payload_length.bin", datagram(h));
+}
+
+void write_control_seeds(const fs::path& dir) {
+  fs::create_directories(dir);
+  Hello hello;
+  hello.job_token = 0x0123456789ABCDEFull;
+  hello.rank = 1;
+  hello.world_size = 4;
+  hello.data_sockets = {{0x7F000001u, 40000}, {0x7F000001u, 40001}};
+  write_file(dir / "valid_hello.bin", body(hello));
+
+  FlowStart flow;
+  flow.message_id = 42;
+  flow.total_floats = 100;
+  flow.stride_floats = 8;
+  flow.priority_class = 2;
+  flow.loss_budget_ppm = 10'000;
+  flow.packet_count = 13;
+  flow.protected_bitmap = {0x81, 0x12};
+  flow.protected_count = 4;
+  write_file(dir / "valid_flow_start.bin", body(flow));
+
+  write_file(dir / "valid_round_finished.bin", body(RoundFinished{42, 1, 13}));
+
+  MissingRanges missing;
+  missing.message_id = 42;
+  missing.round = 1;
+  missing.ranges = {{1, 2}, {5, 1}, {10, 3}};
+  write_file(dir / "valid_missing_ranges.bin", body(missing));
+
+  Stop stop;
+  stop.message_id = 42;
+  stop.reason = StopReason::kBoundReached;
+  stop.packets_received = 12;
+  stop.packets_missing = 1;
+  write_file(dir / "valid_stop.bin", body(stop));
+
+  RateFeedback feedback;
+  feedback.interval_us = 1000;
+  feedback.received_bytes = 1'440'000;
+  feedback.received_packets = 1000;
+  feedback.lost_packets_estimate = 3;
+  feedback.ce_marked_packets = 7;
+  feedback.path_received = {500, 500};
+  write_file(dir / "valid_rate_feedback.bin", body(feedback));
+
+  auto bad = body(stop);
+  bad[0] = std::byte{2};
+  write_file(dir / "invalid_version.bin", bad);
+
+  bad = body(stop);
+  bad[1] = std::byte{7};
+  write_file(dir / "invalid_type.bin", bad);
+
+  bad = body(flow);
+  bad.pop_back();
+  write_file(dir / "invalid_truncated_flow_start.bin", bad);
+
+  missing.ranges = {{5, 1}, {1, 2}};
+  write_file(dir / "invalid_unsorted_ranges.bin", body(missing));
+
+  flow.protected_count = 5;
+  write_file(dir / "invalid_popcount.bin", body(flow));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s CORPUS_ROOT\n", argv[0]);
+    return 2;
+  }
+  const fs::path root(argv[1]);
+  write_data_seeds(root / "data_header");
+  write_control_seeds(root / "control");
+  return 0;
+}

@@ -1,0 +1,6 @@
+// Umbrella header for dlcp.
+#pragma once
+
+#include "dlcp/error.hpp"
+#include "dlcp/options.hpp"
+#include "dlcp/transport.hpp"

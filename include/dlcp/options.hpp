@@ -1,0 +1,104 @@
+// Options for the dlcp transport. Every struct validates itself and names the offending field.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dlcp {
+
+inline constexpr int kPriorityClasses = 8;
+
+// DSCP per (priority class, drop precedence) and for control traffic. Defaults (see
+// DscpTable::defaults): class c -> CS(7 - c) with AF-style low-drop bits (0b010) when protected and
+// high-drop bits (0b110) when drop-eligible, so class 0 (front layers) is the most urgent; protected
+// packets are ECN-capable; control traffic uses DSCP 63, above every data codepoint.
+struct DscpTable {
+  std::array<std::uint8_t, kPriorityClasses> protected_dscp{};
+  std::array<std::uint8_t, kPriorityClasses> drop_eligible_dscp{};
+  std::uint8_t control_dscp = 63;
+  bool protected_ect = true;
+
+  static DscpTable defaults();
+  void validate() const;  // throws std::invalid_argument: codepoint > 63 or colliding data slots
+};
+
+struct PolicyOptions {
+  DscpTable dscp = DscpTable::defaults();
+  // Share of each tensor's packets, ranked by mean |g|, that are protected (never lost).
+  double protected_share = 0.5;
+
+  void validate() const;
+};
+
+// Sender rate control (see src/transport/rate_controller.hpp for the rules). Rates in bytes/s.
+struct RateControlOptions {
+  double initial_rate = 1.25e9;
+  double min_rate = 12.5e6;
+  double max_rate = 12.5e9;
+  double increase = 1.25;
+  double decrease = 0.9;
+  double keep_up = 0.8;
+  double congestion_loss = 0.1;
+  int hold_intervals = 2;
+
+  void validate() const;
+};
+
+// Diagnostic receive-path loss injection for testing; off unless drop_rate or a class rate > 0.
+struct LossInjectionOptions {
+  double drop_rate = 0.0;          // long-run fraction of data packets dropped, 0..1
+  double mean_burst_length = 1.0;  // >= 1; 1 = independent drops, larger = Gilbert-Elliott bursts
+  std::array<double, kPriorityClasses> class_drop_rate{-1, -1, -1, -1, -1, -1, -1, -1};  // <0: drop_rate
+  std::uint64_t seed = 1;
+
+  bool enabled() const;
+  void validate() const;
+};
+
+struct TransportOptions {
+  int rank = 0;
+  int world_size = 2;
+  // Identifies the job; packets and connections carrying another token are refused.
+  std::uint64_t job_token = 0;
+  // Address the control listener and data sockets bind to.
+  std::string bind_host = "127.0.0.1";
+  std::uint16_t control_port = 0;  // 0 = ephemeral
+  // Extra local addresses for data sockets; socket k binds to local_addresses[k % size] when set.
+  std::vector<std::string> local_addresses;
+  // Data sockets (paths) to spray packets over.
+  int paths = 4;
+  // Largest IP packet to send; 0 = the route's MTU to each peer (IP_MTU), e.g. 65536 on loopback.
+  int mtu = 0;
+  int socket_buffer_bytes = 32 << 20;
+  // Packets per sendmmsg/recvmmsg call.
+  int batch = 64;
+  // Receive-side buffer for packets of messages not yet posted, in bytes.
+  std::size_t backlog_bytes = 256u << 20;
+  std::chrono::milliseconds connect_timeout{30000};
+  // How often a receiver reports its receive rate and loss to each sender.
+  std::chrono::microseconds feedback_interval{2000};
+  // After a sender's round ends, wait this long without new packets before asking for the gaps.
+  std::chrono::microseconds quiet_before_report{1000};
+  PolicyOptions policy;
+  RateControlOptions rate;
+  LossInjectionOptions inject;
+
+  void validate() const;
+};
+
+// Per message. The effective loss budget of a transfer is the smaller of the sender's and the
+// receiver's.
+struct MessageOptions {
+  int layer = 0;           // position of the tensor's layer, 0 = nearest the input
+  int num_layers = 1;      // layers in the model (spreads layers over the 8 priority classes)
+  double loss_budget = 0;  // fraction of entries that may be missing, 0 = reliable
+  std::chrono::milliseconds deadline{30000};
+  std::uint16_t contributions = 1;  // values summed into the payload (collectives)
+
+  void validate() const;
+};
+
+}  // namespace dlcp

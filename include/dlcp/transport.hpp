@@ -1,0 +1,109 @@
+// The dlcp transport: bounded-loss, priority-aware messages of float32 values over UDP.
+//
+//   dlcp::TransportOptions options;            // rank, world size, job token, paths, ...
+//   auto transport = dlcp::Transport::create(options);
+//   transport->connect(peer, host, peer_control_port);   // both sides call it for each peer
+//   auto sent = transport->send(peer, id, values, {.layer = 3, .num_layers = 50,
+//                                                   .loss_budget = 0.05});
+//   auto got = transport->recv(peer, id, buffer, {.loss_budget = 0.05});
+//   dlcp::MessageResult r = got.get();         // throws dlcp::Error on deadline or dead peer
+//
+// A receive settles once every protected packet and all but at most loss_budget of the entries
+// have arrived (the smaller of the sender's and receiver's budgets applies); entries that never
+// arrived are left untouched in the buffer and listed in MessageResult::missing. A budget of 0 is
+// reliable delivery. Buffers must stay alive and unchanged until the future is ready. A message
+// id names one transfer between one pair of ranks and must not be reused while packets of an
+// earlier use may still be in flight (collectives put the round into the id).
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dlcp/error.hpp"
+#include "dlcp/options.hpp"
+
+namespace dlcp {
+
+enum class Completion : std::uint8_t {
+  kComplete,      // every entry arrived
+  kBoundReached,  // settled with some drop-eligible entries missing, within budget
+  kDeadline,      // not settled in time (only inside an Error's context)
+  kAborted,
+};
+
+const char* to_string(Completion completion);
+
+// Half-open range of entries [first, first + count).
+struct MissingRange {
+  std::uint64_t first = 0;
+  std::uint64_t count = 0;
+  bool operator==(const MissingRange&) const = default;
+};
+
+struct MessageStats {
+  std::uint64_t packets = 0;                // packets the message is cut into
+  std::uint64_t packets_sent = 0;           // sender: transmissions, retransmissions included
+  std::uint64_t packets_retransmitted = 0;  // sender: retransmissions only
+  std::uint64_t packets_received = 0;       // distinct packets that arrived
+  std::uint64_t packets_missing = 0;
+  std::uint64_t protected_missing = 0;      // always zero for a settled message
+  std::uint64_t entries_missing = 0;
+  std::uint32_t rounds = 0;                 // retransmission rounds after the first
+  std::uint32_t priority_class = 0;
+  Completion completion = Completion::kComplete;
+  double seconds = 0;                       // from post to settlement
+};
+
+struct MessageResult {
+  int peer = -1;
+  std::uint64_t message_id = 0;
+  MessageStats stats;
+  std::vector<MissingRange> missing;  // receiver only: entries that never arrived
+};
+
+// Endpoint-wide counters, snapshot by Transport::counters().
+struct TransportCounters {
+  std::uint64_t datagrams_received = 0;
+  std::uint64_t datagrams_sent = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t injected_drops = 0;
+  std::uint64_t backlog_packets = 0;     // early packets held for receives not yet posted
+  std::uint64_t rejected = 0;            // all rejections
+  std::vector<std::pair<std::string, std::uint64_t>> rejected_by_reason;  // nonzero reasons only
+  double send_rate_bytes_per_s = 0;      // current paced rate towards the busiest peer
+  double io_thread_cpu_seconds = 0;      // CPU time used by the transport's I/O thread so far
+};
+
+class Transport {
+ public:
+  // Binds the control listener and the data sockets and starts the I/O thread.
+  // Throws dlcp::Error (kInvalidArgument, kSystem).
+  static std::unique_ptr<Transport> create(const TransportOptions& options);
+  virtual ~Transport() = default;
+
+  virtual int rank() const = 0;
+  virtual std::uint16_t control_port() const = 0;
+
+  // Joins `peer`, whose control listener is at host:port. The higher rank of each pair dials, the
+  // lower waits to be dialled; either way this returns once the handshake (job token, ranks,
+  // data addresses) is done and throws dlcp::Error(kConnect) naming the peer after the connect
+  // timeout.
+  virtual void connect(int peer, const std::string& host, std::uint16_t port) = 0;
+
+  // Posts a transfer; the future is ready when the receiver settled the message (or throws).
+  virtual std::future<MessageResult> send(int peer, std::uint64_t message_id,
+                                          std::span<const float> values,
+                                          const MessageOptions& options) = 0;
+  virtual std::future<MessageResult> recv(int peer, std::uint64_t message_id,
+                                          std::span<float> values,
+                                          const MessageOptions& options) = 0;
+
+  virtual TransportCounters counters() const = 0;
+};
+
+}  // namespace dlcp

@@ -1,0 +1,101 @@
+#include "transport/control_channel.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "common/net.hpp"
+
+namespace dlcp::transport {
+namespace {
+constexpr std::size_t kReadSlack = 1u << 20;
+}  // namespace
+
+ControlChannel::ControlChannel(Fd fd) : fd_(std::move(fd)), read_buffer_(64 * 1024) {}
+
+void ControlChannel::send(const wire::ControlMessage& message) {
+  if (write_offset_ == write_buffer_.size()) {
+    write_buffer_.clear();
+    write_offset_ = 0;
+  }
+  wire::encode_control(message, write_buffer_);
+  flush();
+}
+
+bool ControlChannel::flush() {
+  while (fd_.valid() && write_offset_ < write_buffer_.size()) {
+    const ssize_t n = ::send(fd_.get(), write_buffer_.data() + write_offset_,
+                             write_buffer_.size() - write_offset_, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      write_offset_ += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (n < 0 && errno == EINTR) continue;
+    error_ = net::errno_message("control send failed", errno);
+    return false;
+  }
+  if (write_offset_ == write_buffer_.size()) {
+    write_buffer_.clear();
+    write_offset_ = 0;
+  }
+  return fd_.valid();
+}
+
+ControlChannel::ReadStatus ControlChannel::read(std::vector<wire::ControlMessage>& out) {
+  for (;;) {
+    if (read_length_ == read_buffer_.size()) {
+      // Parse what we have before buffering more, so a flood of frames cannot grow the buffer
+      // beyond one maximal frame plus this slack.
+      if (read_length_ >= kReadSlack && read_length_ >= needed_) break;
+      read_buffer_.resize(std::max(read_buffer_.size() * 2, needed_));
+    }
+    const ssize_t n = ::recv(fd_.get(), read_buffer_.data() + read_length_,
+                             read_buffer_.size() - read_length_, MSG_DONTWAIT);
+    if (n == 0) {
+      error_ = "connection closed by peer";
+      return ReadStatus::kClosed;
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      error_ = net::errno_message("control receive failed", errno);
+      return ReadStatus::kFailed;
+    }
+    read_length_ += static_cast<std::size_t>(n);
+  }
+  // Parse every complete frame.
+  std::size_t offset = 0;
+  while (read_length_ - offset >= wire::kControlLengthPrefixBytes) {
+    std::span<const std::byte> available(read_buffer_.data() + offset, read_length_ - offset);
+    const auto length = wire::decode_control_length(available);
+    if (!length) {
+      error_ =
+          std::string("invalid control frame: ") + std::string(wire::to_string(length.error()));
+      return ReadStatus::kFailed;
+    }
+    const std::size_t frame = wire::kControlLengthPrefixBytes + *length;
+    if (available.size() < frame) {
+      needed_ = frame;
+      break;
+    }
+    auto message =
+        wire::decode_control_body(available.subspan(wire::kControlLengthPrefixBytes, *length));
+    if (!message) {
+      error_ =
+          std::string("invalid control message: ") + std::string(wire::to_string(message.error()));
+      return ReadStatus::kFailed;
+    }
+    out.push_back(std::move(*message));
+    offset += frame;
+  }
+  if (offset > 0) {
+    std::memmove(read_buffer_.data(), read_buffer_.data() + offset, read_length_ - offset);
+    read_length_ -= offset;
+  }
+  return ReadStatus::kOk;
+}
+
+}  // namespace dlcp::transport

@@ -1,0 +1,66 @@
+// One UDP data socket (one path): non-blocking, large buffers, per-packet TOS on send, and TOS
+// (for ECN CE marks) on receive. Batches go through sendmmsg/recvmmsg.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/fd.hpp"
+
+namespace dlcp::transport {
+
+// One outgoing datagram: a header and a payload sent without copying them together.
+struct OutgoingDatagram {
+  const sockaddr_in* destination = nullptr;
+  std::span<const std::byte> header;
+  std::span<const std::byte> payload;
+  std::uint8_t tos = 0;
+};
+
+// One received datagram in the socket's receive pool.
+struct IncomingDatagram {
+  std::span<const std::byte> bytes;
+  std::uint8_t tos = 0;
+};
+
+class DataSocket {
+ public:
+  // Binds to ipv4:0. buffer_bytes is applied with SO_{SND,RCV}BUFFORCE when permitted (root),
+  // otherwise with the capped SO_{SND,RCV}BUF.
+  DataSocket(std::uint32_t ipv4, int buffer_bytes, std::size_t batch, std::size_t max_datagram);
+
+  int fd() const { return fd_.get(); }
+  std::uint32_t ipv4() const { return ipv4_; }
+  std::uint16_t port() const { return port_; }
+
+  // Sends as many of the datagrams as the kernel takes; returns how many (0 when the socket
+  // buffer is full). Throws dlcp::Error(kSystem) on other errors.
+  std::size_t send_batch(std::span<const OutgoingDatagram> datagrams);
+
+  // Receives up to one batch; the spans stay valid until the next call. Empty when nothing waits.
+  std::span<const IncomingDatagram> receive_batch();
+
+ private:
+  Fd fd_;
+  std::uint32_t ipv4_ = 0;
+  std::uint16_t port_ = 0;
+  std::size_t batch_;
+  std::size_t max_datagram_;
+  // Send scratch, reused across calls (no allocation per batch).
+  std::vector<mmsghdr> send_headers_;
+  std::vector<iovec> send_iov_;
+  std::vector<std::byte> send_control_;
+  // Receive pool.
+  std::vector<std::byte> pool_;
+  std::vector<mmsghdr> recv_headers_;
+  std::vector<iovec> recv_iov_;
+  std::vector<std::byte> recv_control_;
+  std::vector<IncomingDatagram> received_;
+};
+
+}  // namespace dlcp::transport

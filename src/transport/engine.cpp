@@ -1,0 +1,513 @@
+#include "transport/engine.hpp"
+
+#include <netinet/ip.h>
+#include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "common/net.hpp"
+#include "policy/policy.hpp"
+#include "transport/handshake.hpp"
+
+namespace dlcp::transport {
+namespace {
+
+// epoll tags: the top byte says what kind of descriptor, the rest which one.
+constexpr std::uint64_t kTagShift = 56;
+constexpr std::uint64_t kTagWake = 1ull << kTagShift;
+constexpr std::uint64_t kTagListener = 2ull << kTagShift;
+constexpr std::uint64_t kTagData = 3ull << kTagShift;
+constexpr std::uint64_t kTagControl = 4ull << kTagShift;
+constexpr std::uint64_t kTagPending = 5ull << kTagShift;
+constexpr std::uint64_t kTagMask = 0xFFull << kTagShift;
+
+constexpr std::size_t kMaxDatagram = 65507;  // largest UDP payload over IPv4
+constexpr std::size_t kIpUdpOverhead = 28;
+constexpr Duration kHandshakeTimeout = std::chrono::seconds(10);
+constexpr Duration kTimerTick = std::chrono::milliseconds(1);
+
+std::size_t path_datagram_bytes(const sockaddr_in& destination, int configured_mtu) {
+  // The route's MTU to the peer, read from a connected throwaway socket.
+  int mtu = 1500;
+  Fd probe(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (probe.valid() && ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&destination),
+                                 sizeof(destination)) == 0) {
+    socklen_t length = sizeof(mtu);
+    if (::getsockopt(probe.get(), IPPROTO_IP, IP_MTU, &mtu, &length) != 0) mtu = 1500;
+  }
+  if (configured_mtu > 0) mtu = std::min(mtu, configured_mtu);
+  return std::min<std::size_t>(static_cast<std::size_t>(mtu) - kIpUdpOverhead, kMaxDatagram);
+}
+
+}  // namespace
+
+Engine::Engine(const TransportOptions& options)
+    : options_(options),
+      peers_(static_cast<std::size_t>(std::max(options.world_size, 0))),
+      peer_ready_(peers_.size()),
+      peer_ready_future_(peers_.size()),
+      peer_stride_(peers_.size()) {
+  try {
+    options_.validate();
+  } catch (const std::invalid_argument& e) {
+    throw Error(ErrorCode::kInvalidArgument, -1, e.what());
+  }
+  bind_ipv4_ = net::resolve_ipv4(options_.bind_host);
+  listener_ = net::listen_tcp(bind_ipv4_, options_.control_port);
+  net::set_nonblocking(listener_.get());
+  control_port_ = ntohs(net::local_address(listener_.get()).sin_port);
+
+  const auto batch = static_cast<std::size_t>(options_.batch);
+  for (int k = 0; k < options_.paths; ++k) {
+    std::uint32_t ipv4 = bind_ipv4_;
+    if (!options_.local_addresses.empty()) {
+      ipv4 = net::resolve_ipv4(
+          options_.local_addresses[static_cast<std::size_t>(k) % options_.local_addresses.size()]);
+    }
+    sockets_.emplace_back(ipv4, options_.socket_buffer_bytes, batch, kMaxDatagram);
+  }
+  if (options_.inject.enabled()) injector_.emplace(options_.inject);
+  expectations_ = {options_.job_token, static_cast<std::uint16_t>(options_.rank),
+                   static_cast<std::uint32_t>(options_.world_size)};
+
+  for (std::size_t r = 0; r < peers_.size(); ++r) {
+    peers_[r].rank = static_cast<int>(r);
+    peer_ready_future_[r] = peer_ready_[r].get_future().share();
+  }
+  header_scratch_.resize(batch * wire::kDataHeaderBytes);
+  per_socket_.resize(sockets_.size());
+  per_socket_seq_.resize(sockets_.size());
+
+  epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
+  wake_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!epoll_.valid() || !wake_.valid()) {
+    throw Error(ErrorCode::kSystem, -1, net::errno_message("epoll/eventfd", errno));
+  }
+  watch(wake_.get(), kTagWake, EPOLLIN);
+  watch(listener_.get(), kTagListener, EPOLLIN);
+  for (std::size_t k = 0; k < sockets_.size(); ++k) watch(sockets_[k].fd(), kTagData | k, EPOLLIN);
+  io_thread_ = std::thread([this] { loop(); });
+}
+
+Engine::~Engine() {
+  stopping_.store(true);
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const auto n = ::write(wake_.get(), &one, sizeof(one));
+  if (io_thread_.joinable()) io_thread_.join();
+  for (auto& [key, message] : outgoing_) {
+    message->promise.set_exception(std::make_exception_ptr(
+        Error(ErrorCode::kAborted, key.peer, "transport shut down before the message settled")));
+  }
+  for (auto& [key, message] : incoming_) {
+    message->promise.set_exception(std::make_exception_ptr(
+        Error(ErrorCode::kAborted, key.peer, "transport shut down before the message settled")));
+  }
+}
+
+void Engine::watch(int fd, std::uint64_t tag, std::uint32_t events) {
+  epoll_event event{};
+  event.events = events;
+  event.data.u64 = tag;
+  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event) != 0) {
+    throw Error(ErrorCode::kSystem, -1, net::errno_message("epoll_ctl", errno));
+  }
+}
+
+void Engine::unwatch(int fd) {
+  ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
+}
+
+void Engine::post(std::function<void()> command) const {
+  {
+    std::lock_guard lock(commands_mutex_);
+    commands_.push_back(std::move(command));
+  }
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const auto n = ::write(wake_.get(), &one, sizeof(one));
+}
+
+void Engine::run_commands() {
+  std::vector<std::function<void()>> batch;
+  {
+    std::lock_guard lock(commands_mutex_);
+    batch.swap(commands_);
+  }
+  for (auto& command : batch) command();
+}
+
+std::string Engine::describe_peer(int peer) const {
+  std::string text = "rank " + std::to_string(peer);
+  if (peer >= 0 && static_cast<std::size_t>(peer) < peers_.size() &&
+      !peers_[static_cast<std::size_t>(peer)].address.empty()) {
+    text += " (" + peers_[static_cast<std::size_t>(peer)].address + ")";
+  }
+  return text;
+}
+
+wire::Hello Engine::our_hello() const {
+  wire::Hello hello;
+  hello.job_token = options_.job_token;
+  hello.rank = static_cast<std::uint16_t>(options_.rank);
+  hello.world_size = static_cast<std::uint16_t>(options_.world_size);
+  for (const auto& socket : sockets_) hello.data_sockets.push_back({socket.ipv4(), socket.port()});
+  return hello;
+}
+
+void Engine::connect(int peer, const std::string& host, std::uint16_t port) {
+  if (peer < 0 || peer >= options_.world_size || peer == options_.rank) {
+    throw Error(ErrorCode::kInvalidArgument, peer,
+                "cannot connect rank " + std::to_string(options_.rank) + " to rank " +
+                    std::to_string(peer) + " in a world of " + std::to_string(options_.world_size));
+  }
+  const TimePoint deadline = SteadyClock::now() + options_.connect_timeout;
+  auto ready = peer_ready_future_[static_cast<std::size_t>(peer)];
+  if (options_.rank > peer) {
+    // The higher rank dials.
+    DialResult dialed = dial_peer(peer, net::resolve_ipv4(host), port, our_hello(), deadline);
+    auto done = std::make_shared<std::promise<void>>();
+    auto done_future = done->get_future();
+    auto fd = std::make_shared<Fd>(std::move(dialed.fd));
+    post([this, peer, fd, hello = std::move(dialed.peer_hello), done]() mutable {
+      try {
+        const int raw = fd->get();
+        register_peer(peer, ControlChannel(std::move(*fd)), hello, raw);
+        done->set_value();
+      } catch (...) {
+        done->set_exception(std::current_exception());
+      }
+    });
+    done_future.get();
+    return;
+  }
+  if (ready.wait_until(deadline) != std::future_status::ready) {
+    throw Error(ErrorCode::kConnect, peer,
+                "rank " + std::to_string(peer) + " did not connect to rank " +
+                    std::to_string(options_.rank) + " (listening on " +
+                    net::describe(bind_ipv4_, control_port_) + ") within " +
+                    std::to_string(options_.connect_timeout.count()) + " ms");
+  }
+  ready.get();
+}
+
+void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& hello,
+                           int fd_for_address) {
+  PeerState& peer = peers_[static_cast<std::size_t>(rank)];
+  if (peer.connected) {
+    throw Error(ErrorCode::kProtocol, rank, "rank " + std::to_string(rank) + " connected twice");
+  }
+  sockaddr_in remote{};
+  socklen_t length = sizeof(remote);
+  ::getpeername(fd_for_address, reinterpret_cast<sockaddr*>(&remote), &length);
+  peer.address = net::describe(remote);
+  net::set_nonblocking(fd_for_address);
+  net::set_int_option(fd_for_address, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY");
+  net::set_int_option(fd_for_address, IPPROTO_IP, IP_TOS, policy::control_tos(options_.policy),
+                      "IP_TOS");
+  for (const auto& data : hello.data_sockets) {
+    // A peer bound to the wildcard address is reached at the address its control connection
+    // came from.
+    const std::uint32_t ipv4 = data.ipv4 != 0 ? data.ipv4 : ntohl(remote.sin_addr.s_addr);
+    peer.data_addresses.push_back(net::make_sockaddr(ipv4, data.port));
+  }
+  peer.datagram_bytes = path_datagram_bytes(peer.data_addresses.front(), options_.mtu);
+  if (peer.datagram_bytes <= wire::kDataHeaderBytes + wire::kFloatBytes) {
+    throw Error(ErrorCode::kInvalidArgument, rank,
+                "MTU towards " + describe_peer(rank) + " is too small for a data packet");
+  }
+  const std::size_t stride = std::min<std::size_t>(
+      (peer.datagram_bytes - wire::kDataHeaderBytes) / wire::kFloatBytes, 0xFFFF);
+  peer.datagram_bytes = wire::kDataHeaderBytes + stride * wire::kFloatBytes;
+  peer_stride_[static_cast<std::size_t>(rank)].store(static_cast<std::uint16_t>(stride));
+
+  const TimePoint now = SteadyClock::now();
+  peer.rate.emplace(options_.rate);
+  const auto burst = std::max<std::uint64_t>(16 * peer.datagram_bytes, 256 * 1024);
+  peer.pacer.emplace(peer.rate->rate(), burst, now);
+  peer.paths.emplace(peer.data_addresses.size());
+  peer.path_sent.assign(peer.data_addresses.size(), 0);
+  peer.feedback_path.assign(sockets_.size(), 0);
+  peer.feedback_since = now;
+  peer.control = std::move(control);
+  peer.connected = true;
+  watch(peer.control.fd(), kTagControl | static_cast<std::uint64_t>(rank), EPOLLIN);
+  peer_ready_[static_cast<std::size_t>(rank)].set_value();
+}
+
+void Engine::accept_connections(TimePoint now) {
+  for (;;) {
+    Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd.valid()) return;
+    const std::uint64_t id = next_pending_id_++;
+    watch(fd.get(), kTagPending | id, EPOLLIN);
+    pending_.emplace(id, PendingConnection{ControlChannel(std::move(fd)), now});
+  }
+}
+
+void Engine::on_pending_readable(std::uint64_t id, TimePoint /*now*/) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;
+  ControlChannel& channel = it->second.control;
+  std::vector<wire::ControlMessage> messages;
+  const auto status = channel.read(messages);
+  auto drop = [&](wire::RejectReason reason) {
+    rejects_.add(reason);
+    unwatch(channel.fd());
+    pending_.erase(it);
+  };
+  if (status != ControlChannel::ReadStatus::kOk) return drop(wire::RejectReason::kBadControlField);
+  if (messages.empty()) return;
+  auto* hello = std::get_if<wire::Hello>(&messages.front());
+  if (hello == nullptr || messages.size() > 1) return drop(wire::RejectReason::kBadControlType);
+  if (hello->job_token != options_.job_token) return drop(wire::RejectReason::kWrongJob);
+  if (!check_hello(*hello, options_.job_token, options_.world_size, options_.rank).empty() ||
+      hello->rank < options_.rank || peers_[hello->rank].connected) {
+    return drop(wire::RejectReason::kBadSourceRank);
+  }
+  const int rank = hello->rank;
+  const wire::Hello peer_hello = *hello;
+  ControlChannel control = std::move(channel);
+  unwatch(control.fd());
+  pending_.erase(it);
+  control.send(our_hello());
+  const int raw = control.fd();
+  register_peer(rank, std::move(control), peer_hello, raw);
+}
+
+void Engine::on_control_readable(int rank, TimePoint now) {
+  PeerState& peer = peers_[static_cast<std::size_t>(rank)];
+  if (!peer.connected) return;
+  std::vector<wire::ControlMessage> messages;
+  const auto status = peer.control.read(messages);
+  for (auto& message : messages) {
+    on_control_message(peer, message, now);
+    if (!peer.connected) return;
+  }
+  if (status == ControlChannel::ReadStatus::kClosed) {
+    fail_peer(peer, "closed the control connection (process exited or crashed?)");
+  } else if (status == ControlChannel::ReadStatus::kFailed) {
+    fail_peer(peer, peer.control.error());
+  }
+}
+
+void Engine::on_control_message(PeerState& peer, wire::ControlMessage& message, TimePoint now) {
+  std::visit(
+      [&](auto& body) {
+        using T = std::decay_t<decltype(body)>;
+        if constexpr (std::is_same_v<T, wire::Hello>) {
+          rejects_.add(wire::RejectReason::kBadControlType);
+        } else if constexpr (std::is_same_v<T, wire::FlowStart>) {
+          on_flow_start(peer, body, now);
+        } else if constexpr (std::is_same_v<T, wire::RoundFinished>) {
+          on_round_finished(peer, body, now);
+        } else if constexpr (std::is_same_v<T, wire::MissingRanges>) {
+          on_missing_ranges(peer, body);
+        } else if constexpr (std::is_same_v<T, wire::Stop>) {
+          on_stop(peer, body, now);
+        } else if constexpr (std::is_same_v<T, wire::RateFeedback>) {
+          on_rate_feedback(peer, body, now);
+        }
+      },
+      message);
+}
+
+void Engine::fail_peer(PeerState& peer, const std::string& why) {
+  if (!peer.connected) return;
+  peer.failure = describe_peer(peer.rank) + " " + why;
+  peer.connected = false;
+  unwatch(peer.control.fd());
+  peer.control.close();
+  std::vector<OutgoingMessage*> out;
+  for (auto& [key, message] : outgoing_) {
+    if (key.peer == peer.rank) out.push_back(message.get());
+  }
+  for (auto* message : out) fail_outgoing(*message, ErrorCode::kPeerLost, peer.failure);
+  std::vector<IncomingMessage*> in;
+  for (auto& [key, message] : incoming_) {
+    if (key.peer == peer.rank) in.push_back(message.get());
+  }
+  for (auto* message : in) fail_incoming(*message, ErrorCode::kPeerLost, peer.failure, false);
+}
+
+void Engine::send_feedback(PeerState& peer, TimePoint now) {
+  const std::int64_t lost_total =
+      std::max<std::int64_t>(0, peer.expected_first_round - peer.received_first_round);
+  const std::int64_t lost = std::max<std::int64_t>(0, lost_total - peer.reported_lost);
+  peer.reported_lost += lost;
+  wire::RateFeedback feedback;
+  feedback.interval_us = static_cast<std::uint32_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(now - peer.feedback_since).count());
+  feedback.received_bytes = peer.feedback_bytes;
+  feedback.received_packets = static_cast<std::uint32_t>(peer.feedback_packets);
+  feedback.lost_packets_estimate = static_cast<std::uint32_t>(lost);
+  feedback.ce_marked_packets = static_cast<std::uint32_t>(peer.feedback_ce);
+  feedback.path_received = peer.feedback_path;
+  peer.control.send(feedback);
+  peer.feedback_bytes = peer.feedback_packets = peer.feedback_ce = 0;
+  std::fill(peer.feedback_path.begin(), peer.feedback_path.end(), 0);
+  peer.feedback_since = now;
+}
+
+void Engine::on_timers(TimePoint now) {
+  if (now < next_timer_check_) return;
+  next_timer_check_ = now + kTimerTick;
+  for (auto& peer : peers_) {
+    if (peer.connected && peer.feedback_packets > 0 &&
+        now - peer.feedback_since >= options_.feedback_interval) {
+      send_feedback(peer, now);
+    }
+  }
+  // Pending handshakes that never completed.
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (now - it->second.accepted > kHandshakeTimeout) {
+      unwatch(it->second.control.fd());
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::vector<IncomingMessage*> report;
+  std::vector<IncomingMessage*> expired_in;
+  for (auto& [key, message] : incoming_) {
+    if (now >= message->deadline) {
+      expired_in.push_back(message.get());
+    } else if (message->report_pending &&
+               now - message->last_packet >= options_.quiet_before_report) {
+      report.push_back(message.get());
+    }
+  }
+  for (auto* message : report) send_missing_report(*message);
+  for (auto* message : expired_in) {
+    const auto& tracker = message->tracker;
+    std::string detail = tracker ? std::to_string(tracker->received_count()) + " of " +
+                                       std::to_string(tracker->packet_count()) + " packets, " +
+                                       std::to_string(tracker->protected_missing()) +
+                                       " protected missing"
+                                 : "no packets at all";
+    fail_incoming(*message, ErrorCode::kDeadline,
+                  "message " + std::to_string(message->key.id) + " from " +
+                      describe_peer(message->key.peer) + " did not settle within " +
+                      std::to_string(message->options.deadline.count()) + " ms (" + detail + ")",
+                  true);
+  }
+  std::vector<OutgoingMessage*> expired_out;
+  for (auto& [key, message] : outgoing_) {
+    if (now >= message->deadline) expired_out.push_back(message.get());
+  }
+  for (auto* message : expired_out) {
+    fail_outgoing(*message, ErrorCode::kDeadline,
+                  "message " + std::to_string(message->key.id) + " to " +
+                      describe_peer(message->key.peer) +
+                      " was not settled by the receiver within " +
+                      std::to_string(message->options.deadline.count()) + " ms (" +
+                      std::to_string(message->stats.packets_sent) + " packets sent in " +
+                      std::to_string(message->round + 1) + " rounds)");
+  }
+}
+
+Duration Engine::next_wakeup(TimePoint now) {
+  if (!commands_.empty()) return Duration::zero();
+  Duration wait = std::chrono::milliseconds(50);
+  if (!outgoing_.empty() || !incoming_.empty() || !pending_.empty()) wait = kTimerTick;
+  for (const auto& [order, seq, message] : send_order_) {
+    PeerState& peer = peers_[static_cast<std::size_t>(message->key.peer)];
+    wait = std::min(wait, peer.pacer->wait_for(peer.datagram_bytes, now));
+    if (wait == Duration::zero()) break;
+  }
+  return wait;
+}
+
+void Engine::loop() {
+  std::vector<epoll_event> events(64);
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    TimePoint now = SteadyClock::now();
+    const Duration wait = next_wakeup(now);
+    timespec timeout{static_cast<time_t>(wait.count() / 1'000'000'000),
+                     static_cast<long>(wait.count() % 1'000'000'000)};
+    const int n = ::epoll_pwait2(epoll_.get(), events.data(), static_cast<int>(events.size()),
+                                 &timeout, nullptr);
+    now = SteadyClock::now();
+    try {
+      for (int i = 0; i < n; ++i) {
+        const std::uint64_t tag = events[static_cast<std::size_t>(i)].data.u64;
+        const std::uint64_t index = tag & ~kTagMask;
+        switch (tag & kTagMask) {
+          case kTagWake: {
+            std::uint64_t count = 0;
+            [[maybe_unused]] const auto r = ::read(wake_.get(), &count, sizeof(count));
+            break;
+          }
+          case kTagListener:
+            accept_connections(now);
+            break;
+          case kTagData:
+            receive_on(index, now);
+            break;
+          case kTagControl:
+            on_control_readable(static_cast<int>(index), now);
+            break;
+          case kTagPending:
+            on_pending_readable(index, now);
+            break;
+          default:
+            break;
+        }
+      }
+      run_commands();
+      send_step(now);
+      for (auto& peer : peers_) {
+        if (peer.connected && peer.control.wants_write() && !peer.control.flush()) {
+          fail_peer(peer, peer.control.error());
+        }
+      }
+      on_timers(now);
+    } catch (const std::exception& e) {
+      // An unexpected failure inside the loop must not leave callers waiting forever: fail every
+      // peer with the cause.
+      for (auto& peer : peers_) fail_peer(peer, std::string("transport I/O failed: ") + e.what());
+    }
+  }
+}
+
+TransportCounters Engine::counters() const {
+  auto promise = std::make_shared<std::promise<TransportCounters>>();
+  auto future = promise->get_future();
+  post([this, promise] {
+    TransportCounters snapshot = stats_;
+    snapshot.rejected = rejects_.total();
+    for (std::size_t i = 0; i < wire::kRejectReasonCount; ++i) {
+      const auto reason = static_cast<wire::RejectReason>(i);
+      if (rejects_.get(reason) > 0) {
+        snapshot.rejected_by_reason.emplace_back(std::string(wire::to_string(reason)),
+                                                 rejects_.get(reason));
+      }
+    }
+    std::size_t backlog = 0;
+    for (const auto& [key, early] : early_) backlog += early.datagrams.size();
+    snapshot.backlog_packets = backlog;
+    for (const auto& peer : peers_) {
+      if (peer.rate)
+        snapshot.send_rate_bytes_per_s =
+            std::max(snapshot.send_rate_bytes_per_s, peer.rate->rate());
+    }
+    timespec cpu{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    snapshot.io_thread_cpu_seconds = static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9;
+    promise->set_value(std::move(snapshot));
+  });
+  return future.get();
+}
+
+}  // namespace dlcp::transport
+
+namespace dlcp {
+
+std::unique_ptr<Transport> Transport::create(const TransportOptions& options) {
+  return std::make_unique<transport::Engine>(options);
+}
+
+}  // namespace dlcp

@@ -1,0 +1,231 @@
+// The transport engine: one I/O thread per endpoint owns every socket and all message state.
+// User threads post commands (send, recv, connect, counters) through a queue and an eventfd;
+// futures carry the results back. Split by job: engine.cpp (lifecycle, commands, control
+// messages, timers), engine_send.cpp (packetization, priority queue, pacing, spraying),
+// engine_receive.cpp (datagrams, completion, early-arrival backlog).
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/epoll.h>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "common/fd.hpp"
+#include "common/time.hpp"
+#include "dlcp/transport.hpp"
+#include "transport/control_channel.hpp"
+#include "transport/data_socket.hpp"
+#include "transport/loss_injector.hpp"
+#include "transport/pacer.hpp"
+#include "transport/path_selector.hpp"
+#include "transport/rate_controller.hpp"
+#include "transport/receive_tracker.hpp"
+#include "wire/control.hpp"
+#include "wire/data_header.hpp"
+
+namespace dlcp::transport {
+
+struct MessageKey {
+  int peer = 0;
+  std::uint64_t id = 0;
+  bool operator==(const MessageKey&) const = default;
+};
+
+struct MessageKeyHash {
+  std::size_t operator()(const MessageKey& key) const {
+    return std::hash<std::uint64_t>{}(key.id * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(key.peer));
+  }
+};
+
+struct OutgoingMessage {
+  MessageKey key;
+  std::span<const float> values;
+  MessageOptions options;
+  int priority_class = 0;
+  std::uint32_t budget_ppm = 0;
+  std::uint16_t stride = 0;
+  std::uint32_t packet_count = 0;
+  std::uint32_t protected_count = 0;
+  std::vector<std::uint8_t> protected_flags;  // one per packet
+  std::vector<std::uint32_t> pending;         // sequence numbers of the current round, in order
+  std::size_t next = 0;
+  std::uint16_t round = 0;
+  std::uint64_t order = 0;  // post order: FIFO within a priority class
+  bool queued = false;
+  TimePoint posted{};
+  TimePoint deadline{};
+  MessageStats stats;
+  std::promise<MessageResult> promise;
+};
+
+struct IncomingMessage {
+  MessageKey key;
+  std::span<float> values;
+  MessageOptions options;
+  std::uint32_t budget_ppm = 0;
+  std::optional<ReceiveTracker> tracker;
+  std::int64_t highest_first_round = -1;
+  bool report_pending = false;
+  std::uint16_t report_round = 0;
+  TimePoint last_packet{};
+  TimePoint posted{};
+  TimePoint deadline{};
+  MessageStats stats;
+  std::promise<MessageResult> promise;
+};
+
+// What arrived for a receive that is not posted yet.
+struct EarlyArrivals {
+  std::vector<std::vector<std::byte>> datagrams;
+  std::optional<wire::FlowStart> flow;
+  std::optional<wire::RoundFinished> round_finished;
+  std::size_t bytes = 0;
+};
+
+struct PeerState {
+  int rank = -1;
+  bool connected = false;
+  std::string failure;  // non-empty once the peer is lost
+  std::string address;  // control address, for messages
+  ControlChannel control;
+  std::vector<sockaddr_in> data_addresses;
+  std::size_t datagram_bytes = 0;
+  std::optional<Pacer> pacer;
+  std::optional<RateController> rate;
+  std::optional<PathSelector> paths;
+  std::vector<std::uint64_t> path_sent;  // since the last feedback from this peer
+  // Receive side: what this peer sent us since our last feedback to it.
+  std::uint64_t feedback_bytes = 0;
+  std::uint64_t feedback_packets = 0;
+  std::uint64_t feedback_ce = 0;
+  std::vector<std::uint32_t> feedback_path;
+  std::int64_t expected_first_round = 0;
+  std::int64_t received_first_round = 0;
+  std::int64_t reported_lost = 0;
+  TimePoint feedback_since{};
+};
+
+struct PendingConnection {
+  ControlChannel control;
+  TimePoint accepted{};
+};
+
+class Engine final : public Transport {
+ public:
+  explicit Engine(const TransportOptions& options);
+  ~Engine() override;
+
+  int rank() const override { return options_.rank; }
+  std::uint16_t control_port() const override { return control_port_; }
+  void connect(int peer, const std::string& host, std::uint16_t port) override;
+  std::future<MessageResult> send(int peer, std::uint64_t message_id, std::span<const float> values,
+                                  const MessageOptions& options) override;
+  std::future<MessageResult> recv(int peer, std::uint64_t message_id, std::span<float> values,
+                                  const MessageOptions& options) override;
+  TransportCounters counters() const override;
+
+ private:
+  // Commands from user threads, run on the I/O thread.
+  void post(std::function<void()> command) const;
+  void run_commands();
+  void loop();
+
+  // Lifecycle and control (engine.cpp).
+  wire::Hello our_hello() const;
+  void register_peer(int rank, ControlChannel control, const wire::Hello& hello, int fd_for_address);
+  void accept_connections(TimePoint now);
+  void on_pending_readable(std::uint64_t id, TimePoint now);
+  void on_control_readable(int peer, TimePoint now);
+  void on_control_message(PeerState& peer, wire::ControlMessage& message, TimePoint now);
+  void fail_peer(PeerState& peer, const std::string& why);
+  void on_timers(TimePoint now);
+  void send_feedback(PeerState& peer, TimePoint now);
+  void watch(int fd, std::uint64_t tag, std::uint32_t events);
+  void unwatch(int fd);
+  Duration next_wakeup(TimePoint now);
+  std::string describe_peer(int peer) const;
+
+  // Sending (engine_send.cpp).
+  void start_send(std::unique_ptr<OutgoingMessage> message, TimePoint now);
+  void send_step(TimePoint now);
+  void enqueue(OutgoingMessage& message);
+  void dequeue(OutgoingMessage& message);
+  void on_missing_ranges(PeerState& peer, const wire::MissingRanges& missing);
+  void on_stop(PeerState& peer, const wire::Stop& stop, TimePoint now);
+  void on_rate_feedback(PeerState& peer, const wire::RateFeedback& feedback, TimePoint now);
+  void fail_outgoing(OutgoingMessage& message, ErrorCode code, const std::string& why);
+
+  // Receiving (engine_receive.cpp).
+  void start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now);
+  void receive_on(std::size_t socket_index, TimePoint now);
+  void on_datagram(std::span<const std::byte> bytes, std::uint8_t tos, std::size_t socket_index,
+                   TimePoint now);
+  void deliver(IncomingMessage& message, const wire::DataHeader& header,
+               std::span<const std::byte> payload, TimePoint now);
+  void on_flow_start(PeerState& peer, const wire::FlowStart& flow, TimePoint now);
+  void apply_flow(IncomingMessage& message, const wire::FlowStart& flow, TimePoint now);
+  void on_round_finished(PeerState& peer, const wire::RoundFinished& finished, TimePoint now);
+  bool ensure_tracker(IncomingMessage& message, std::uint32_t total, std::uint16_t stride);
+  void maybe_settle(IncomingMessage& message, TimePoint now);
+  void send_missing_report(IncomingMessage& message);
+  void fail_incoming(IncomingMessage& message, ErrorCode code, const std::string& why,
+                     bool tell_sender);
+  void remember_settled(const MessageKey& key);
+
+  TransportOptions options_;
+  std::uint32_t bind_ipv4_ = 0;
+  std::uint16_t control_port_ = 0;
+  Fd listener_;
+  Fd epoll_;
+  Fd wake_;
+  std::vector<DataSocket> sockets_;
+  std::optional<LossInjector> injector_;
+  wire::DataExpectations expectations_;
+
+  std::vector<PeerState> peers_;
+  // Set once per peer by the I/O thread when its handshake completes; read by connect().
+  std::vector<std::promise<void>> peer_ready_;
+  std::vector<std::shared_future<void>> peer_ready_future_;
+  std::vector<std::atomic<std::uint16_t>> peer_stride_;
+
+  std::unordered_map<std::uint64_t, PendingConnection> pending_;
+  std::uint64_t next_pending_id_ = 0;
+
+  std::unordered_map<MessageKey, std::unique_ptr<OutgoingMessage>, MessageKeyHash> outgoing_;
+  std::set<std::tuple<int, std::uint64_t, OutgoingMessage*>> send_order_;
+  std::uint64_t next_order_ = 0;
+  std::unordered_map<MessageKey, std::unique_ptr<IncomingMessage>, MessageKeyHash> incoming_;
+  std::unordered_map<MessageKey, EarlyArrivals, MessageKeyHash> early_;
+  std::size_t early_bytes_ = 0;
+  std::unordered_set<MessageKey, MessageKeyHash> settled_;
+  std::deque<MessageKey> settled_order_;
+
+  // Send scratch reused for every burst.
+  std::vector<std::byte> header_scratch_;
+  std::vector<std::vector<OutgoingDatagram>> per_socket_;
+  std::vector<std::vector<std::uint32_t>> per_socket_seq_;
+
+  TransportCounters stats_;
+  wire::RejectCounters rejects_;
+  TimePoint next_timer_check_{};
+
+  mutable std::mutex commands_mutex_;
+  mutable std::vector<std::function<void()>> commands_;
+  std::atomic<bool> stopping_{false};
+  std::thread io_thread_;
+};
+
+}  // namespace dlcp::transport

@@ -1,0 +1,309 @@
+// Receiving: datagram validation, placement, the completion rule, missing-range reports and the
+// bounded early-arrival backlog.
+#include <algorithm>
+
+#include "policy/policy.hpp"
+#include "transport/engine.hpp"
+
+namespace dlcp::transport {
+namespace {
+
+constexpr int kBatchesPerWakeup = 16;
+constexpr std::size_t kSettledMemory = 1 << 16;  // settled message ids remembered for stale packets
+constexpr std::size_t kMaxEarlyMessages = 1 << 16;
+
+}  // namespace
+
+std::future<MessageResult> Engine::recv(int peer, std::uint64_t message_id, std::span<float> values,
+                                        const MessageOptions& options) {
+  try {
+    options.validate();
+  } catch (const std::invalid_argument& e) {
+    throw Error(ErrorCode::kInvalidArgument, peer, e.what());
+  }
+  if (peer < 0 || peer >= options_.world_size || peer == options_.rank) {
+    throw Error(ErrorCode::kInvalidArgument, peer,
+                "recv from invalid rank " + std::to_string(peer));
+  }
+  if (values.empty() || values.size() > 0xFFFFFFFFull) {
+    throw Error(ErrorCode::kInvalidArgument, peer,
+                "message size must be 1 .. 2^32-1 floats, got " + std::to_string(values.size()));
+  }
+  auto message = std::make_unique<IncomingMessage>();
+  message->key = {peer, message_id};
+  message->values = values;
+  message->options = options;
+  message->budget_ppm = policy::budget_ppm(options.loss_budget);
+  message->posted = SteadyClock::now();
+  message->deadline = message->posted + options.deadline;
+  message->last_packet = message->posted;
+  auto future = message->promise.get_future();
+  auto holder = std::make_shared<std::unique_ptr<IncomingMessage>>(std::move(message));
+  post([this, holder] { start_recv(std::move(*holder), SteadyClock::now()); });
+  return future;
+}
+
+void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now) {
+  const MessageKey key = message->key;
+  PeerState& peer = peers_[static_cast<std::size_t>(key.peer)];
+  if (!peer.failure.empty()) {
+    message->promise.set_exception(
+        std::make_exception_ptr(Error(ErrorCode::kPeerLost, key.peer, peer.failure)));
+    return;
+  }
+  if (incoming_.contains(key)) {
+    message->promise.set_exception(
+        std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, key.peer,
+                                      "a receive of message " + std::to_string(key.id) + " from " +
+                                          describe_peer(key.peer) + " is already posted")));
+    return;
+  }
+  // A reposted id starts a new transfer: forget that it was settled before.
+  if (settled_.erase(key) > 0) {
+    settled_order_.erase(std::find(settled_order_.begin(), settled_order_.end(), key));
+  }
+  IncomingMessage& ref = *message;
+  incoming_.emplace(key, std::move(message));
+
+  auto early = early_.find(key);
+  if (early == early_.end()) return;
+  EarlyArrivals arrivals = std::move(early->second);
+  early_.erase(early);
+  early_bytes_ -= arrivals.bytes;
+  if (arrivals.flow) apply_flow(ref, *arrivals.flow, now);
+  for (const auto& datagram : arrivals.datagrams) {
+    if (!incoming_.contains(key)) return;  // settled or failed while replaying
+    auto header = wire::decode_data_packet(datagram, expectations_);
+    if (header) {
+      deliver(ref, *header,
+              std::span<const std::byte>(datagram).subspan(wire::kDataHeaderBytes,
+                                                           header->payload_bytes),
+              now);
+    }
+  }
+  if (arrivals.round_finished && incoming_.contains(key)) {
+    ref.report_pending = true;
+    ref.report_round = arrivals.round_finished->round;
+  }
+}
+
+void Engine::receive_on(std::size_t socket_index, TimePoint now) {
+  DataSocket& socket = sockets_[socket_index];
+  for (int i = 0; i < kBatchesPerWakeup; ++i) {
+    const auto batch = socket.receive_batch();
+    if (batch.empty()) return;
+    for (const auto& datagram : batch) on_datagram(datagram.bytes, datagram.tos, socket_index, now);
+  }
+}
+
+void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
+                         std::size_t socket_index, TimePoint now) {
+  ++stats_.datagrams_received;
+  stats_.bytes_received += bytes.size();
+  auto decoded = wire::decode_data_packet(bytes, expectations_);
+  if (!decoded) {
+    rejects_.add(decoded.error());
+    return;
+  }
+  const wire::DataHeader& header = *decoded;
+  PeerState& peer = peers_[header.src_rank];
+  if (!peer.connected) {
+    rejects_.add(wire::RejectReason::kBadSourceRank);
+    return;
+  }
+  if (injector_ && injector_->should_drop(header.priority_class)) {
+    ++stats_.injected_drops;
+    return;
+  }
+  ++peer.feedback_packets;
+  peer.feedback_bytes += bytes.size();
+  ++peer.feedback_path[socket_index];
+  if ((tos & 0b11) == 0b11) ++peer.feedback_ce;
+
+  const MessageKey key{header.src_rank, header.message_id};
+  auto it = incoming_.find(key);
+  if (it != incoming_.end()) {
+    deliver(*it->second, header, bytes.subspan(wire::kDataHeaderBytes, header.payload_bytes), now);
+    return;
+  }
+  if (settled_.contains(key)) {
+    rejects_.add(wire::RejectReason::kStaleMessage);
+    return;
+  }
+  // Not posted yet: hold it, within the backlog limit.
+  if (early_bytes_ + bytes.size() > options_.backlog_bytes ||
+      (!early_.contains(key) && early_.size() >= kMaxEarlyMessages)) {
+    rejects_.add(wire::RejectReason::kUnknownMessage);
+    return;
+  }
+  EarlyArrivals& early = early_[key];
+  early.datagrams.emplace_back(bytes.begin(), bytes.end());
+  early.bytes += bytes.size();
+  early_bytes_ += bytes.size();
+}
+
+bool Engine::ensure_tracker(IncomingMessage& message, std::uint32_t total, std::uint16_t stride) {
+  if (total != message.values.size()) return false;
+  if (!message.tracker) {
+    message.tracker.emplace(total, stride);
+    message.stats.packets = message.tracker->packet_count();
+    return true;
+  }
+  return message.tracker->total_floats() == total &&
+         message.tracker->floats_in(0) == std::min<std::uint32_t>(stride, total);
+}
+
+void Engine::deliver(IncomingMessage& message, const wire::DataHeader& header,
+                     std::span<const std::byte> payload, TimePoint now) {
+  if (!ensure_tracker(message, header.total_floats, header.stride_floats)) {
+    rejects_.add(wire::RejectReason::kMismatchedMessage);
+    return;
+  }
+  ReceiveTracker& tracker = *message.tracker;
+  if (!tracker.mark_received(header.seq)) {
+    rejects_.add(wire::RejectReason::kDuplicate);
+    return;
+  }
+  const std::uint32_t floats = header.expected_floats();
+  wire::load_floats(payload, message.values.subspan(header.offset_floats(), floats));
+  ++message.stats.packets_received;
+  message.stats.priority_class = header.priority_class;
+  message.last_packet = now;
+  if (!header.is_retransmission()) {
+    PeerState& peer = peers_[header.src_rank];
+    if (header.seq > message.highest_first_round) {
+      peer.expected_first_round += header.seq - message.highest_first_round;
+      message.highest_first_round = header.seq;
+    }
+    ++peer.received_first_round;
+  }
+  maybe_settle(message, now);
+}
+
+void Engine::on_flow_start(PeerState& peer, const wire::FlowStart& flow, TimePoint now) {
+  const MessageKey key{peer.rank, flow.message_id};
+  auto it = incoming_.find(key);
+  if (it != incoming_.end()) {
+    apply_flow(*it->second, flow, now);
+    return;
+  }
+  if (settled_.contains(key)) return;
+  if (!early_.contains(key) && early_.size() >= kMaxEarlyMessages) {
+    rejects_.add(wire::RejectReason::kUnknownMessage);
+    return;
+  }
+  early_[key].flow = flow;
+}
+
+void Engine::apply_flow(IncomingMessage& message, const wire::FlowStart& flow, TimePoint now) {
+  if (!ensure_tracker(message, flow.total_floats, flow.stride_floats)) {
+    fail_incoming(message, ErrorCode::kProtocol,
+                  describe_peer(message.key.peer) + " sends " + std::to_string(flow.total_floats) +
+                      " floats as message " + std::to_string(message.key.id) + " but " +
+                      std::to_string(message.values.size()) + " were posted",
+                  true);
+    return;
+  }
+  message.tracker->set_flow(flow.protected_bitmap,
+                            std::min(flow.loss_budget_ppm, message.budget_ppm));
+  message.stats.priority_class = flow.priority_class;
+  maybe_settle(message, now);
+}
+
+void Engine::on_round_finished(PeerState& peer, const wire::RoundFinished& finished,
+                               TimePoint now) {
+  const MessageKey key{peer.rank, finished.message_id};
+  auto it = incoming_.find(key);
+  if (it == incoming_.end()) {
+    auto early = early_.find(key);
+    if (early != early_.end()) early->second.round_finished = finished;
+    return;
+  }
+  IncomingMessage& message = *it->second;
+  message.report_pending = true;
+  message.report_round = finished.round;
+  // Packets sent just before the round ended may still be queued behind the control message
+  // (control has priority on the wire); the report waits for a quiet period.
+  message.last_packet = std::max(message.last_packet, now);
+}
+
+void Engine::send_missing_report(IncomingMessage& message) {
+  message.report_pending = false;
+  if (!message.tracker) return;
+  PeerState& peer = peers_[static_cast<std::size_t>(message.key.peer)];
+  // Ask for a little more than the deficit when the path is losing packets, so one
+  // retransmission round usually suffices.
+  const double loss = peer.rate ? peer.rate->last_loss() : 0.0;
+  wire::MissingRanges report;
+  report.message_id = message.key.id;
+  report.round = message.report_round;
+  report.ranges = message.tracker->retransmit_request(std::min(0.5, 2 * loss));
+  if (report.ranges.empty()) return;
+  ++message.stats.rounds;
+  peer.control.send(report);
+}
+
+void Engine::maybe_settle(IncomingMessage& message, TimePoint now) {
+  const ReceiveTracker& tracker = *message.tracker;
+  const Settlement settlement = tracker.settlement();
+  if (settlement == Settlement::kOpen) return;
+  const MessageKey key = message.key;
+  PeerState& peer = peers_[static_cast<std::size_t>(key.peer)];
+  wire::Stop stop;
+  stop.message_id = key.id;
+  stop.reason = settlement == Settlement::kComplete ? wire::StopReason::kComplete
+                                                    : wire::StopReason::kBoundReached;
+  stop.packets_received = tracker.received_count();
+  stop.packets_missing = tracker.packet_count() - tracker.received_count();
+  peer.control.send(stop);
+
+  MessageResult result;
+  result.peer = key.peer;
+  result.message_id = key.id;
+  result.stats = message.stats;
+  result.stats.packets = tracker.packet_count();
+  result.stats.packets_received = tracker.received_count();
+  result.stats.packets_missing = stop.packets_missing;
+  result.stats.protected_missing = tracker.protected_missing();
+  result.stats.entries_missing = tracker.missing_floats();
+  result.stats.completion =
+      settlement == Settlement::kComplete ? Completion::kComplete : Completion::kBoundReached;
+  result.stats.seconds = to_seconds(now - message.posted);
+  for (const auto& range : tracker.missing_entries()) {
+    result.missing.push_back({range.first, range.count});
+  }
+  message.promise.set_value(std::move(result));
+  remember_settled(key);
+  incoming_.erase(key);
+}
+
+void Engine::fail_incoming(IncomingMessage& message, ErrorCode code, const std::string& why,
+                           bool tell_sender) {
+  const MessageKey key = message.key;
+  PeerState& peer = peers_[static_cast<std::size_t>(key.peer)];
+  if (tell_sender && peer.connected) {
+    wire::Stop stop;
+    stop.message_id = key.id;
+    stop.reason =
+        code == ErrorCode::kDeadline ? wire::StopReason::kDeadline : wire::StopReason::kAborted;
+    if (message.tracker) {
+      stop.packets_received = message.tracker->received_count();
+      stop.packets_missing = message.tracker->packet_count() - message.tracker->received_count();
+    }
+    peer.control.send(stop);
+  }
+  message.promise.set_exception(std::make_exception_ptr(Error(code, key.peer, why)));
+  remember_settled(key);
+  incoming_.erase(key);
+}
+
+void Engine::remember_settled(const MessageKey& key) {
+  if (!settled_.insert(key).second) return;
+  settled_order_.push_back(key);
+  if (settled_order_.size() > kSettledMemory) {
+    settled_.erase(settled_order_.front());
+    settled_order_.pop_front();
+  }
+}
+
+}  // namespace dlcp::transport

@@ -1,0 +1,278 @@
+// Sending: packetization, the priority-ordered send queue, pacing, spraying, retransmission.
+#include <algorithm>
+#include <bit>
+
+#include "policy/policy.hpp"
+#include "transport/engine.hpp"
+
+namespace dlcp::transport {
+namespace {
+
+// Payload floats go to the kernel straight from the caller's buffer; the wire order is
+// little-endian, so that is only valid on little-endian hosts.
+static_assert(std::endian::native == std::endian::little,
+              "dlcp's zero-copy send path assumes a little-endian host");
+
+constexpr int kBurstsPerStep = 4;
+
+}  // namespace
+
+std::future<MessageResult> Engine::send(int peer, std::uint64_t message_id,
+                                        std::span<const float> values,
+                                        const MessageOptions& options) {
+  try {
+    options.validate();
+  } catch (const std::invalid_argument& e) {
+    throw Error(ErrorCode::kInvalidArgument, peer, e.what());
+  }
+  if (peer < 0 || peer >= options_.world_size || peer == options_.rank) {
+    throw Error(ErrorCode::kInvalidArgument, peer, "send to invalid rank " + std::to_string(peer));
+  }
+  if (values.empty() || values.size() > 0xFFFFFFFFull) {
+    throw Error(ErrorCode::kInvalidArgument, peer,
+                "message size must be 1 .. 2^32-1 floats, got " + std::to_string(values.size()));
+  }
+  const std::uint16_t stride = peer_stride_[static_cast<std::size_t>(peer)].load();
+  if (stride == 0) {
+    throw Error(ErrorCode::kInvalidArgument, peer,
+                "send to rank " + std::to_string(peer) + " before connect()");
+  }
+  auto message = std::make_unique<OutgoingMessage>();
+  message->key = {peer, message_id};
+  message->values = values;
+  message->options = options;
+  message->priority_class = policy::priority_class(options.layer, options.num_layers);
+  message->budget_ppm = policy::budget_ppm(options.loss_budget);
+  message->stride = stride;
+  message->packet_count = wire::packet_count(static_cast<std::uint32_t>(values.size()), stride);
+  // Magnitude ranking costs a pass over the values; a reliable message protects everything.
+  if (message->budget_ppm == 0) {
+    message->protected_flags.assign(message->packet_count, 1);
+  } else {
+    message->protected_flags =
+        policy::protected_packets(values, stride, options_.policy.protected_share);
+  }
+  message->protected_count = static_cast<std::uint32_t>(
+      std::count(message->protected_flags.begin(), message->protected_flags.end(), 1));
+  message->stats.packets = message->packet_count;
+  message->stats.priority_class = static_cast<std::uint32_t>(message->priority_class);
+  message->posted = SteadyClock::now();
+  message->deadline = message->posted + options.deadline;
+  auto future = message->promise.get_future();
+  auto holder = std::make_shared<std::unique_ptr<OutgoingMessage>>(std::move(message));
+  post([this, holder] { start_send(std::move(*holder), SteadyClock::now()); });
+  return future;
+}
+
+void Engine::start_send(std::unique_ptr<OutgoingMessage> message, TimePoint /*now*/) {
+  PeerState& peer = peers_[static_cast<std::size_t>(message->key.peer)];
+  if (!peer.connected) {
+    message->promise.set_exception(std::make_exception_ptr(Error(
+        ErrorCode::kPeerLost, peer.rank,
+        peer.failure.empty() ? describe_peer(peer.rank) + " is not connected" : peer.failure)));
+    return;
+  }
+  if (outgoing_.contains(message->key)) {
+    message->promise.set_exception(
+        std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, peer.rank,
+                                      "message " + std::to_string(message->key.id) + " to " +
+                                          describe_peer(peer.rank) + " is already in flight")));
+    return;
+  }
+  wire::FlowStart flow;
+  flow.message_id = message->key.id;
+  flow.total_floats = static_cast<std::uint32_t>(message->values.size());
+  flow.stride_floats = message->stride;
+  flow.priority_class = static_cast<std::uint8_t>(message->priority_class);
+  flow.loss_budget_ppm = message->budget_ppm;
+  flow.packet_count = message->packet_count;
+  flow.protected_count = message->protected_count;
+  flow.protected_bitmap.assign((message->packet_count + 7) / 8, 0);
+  for (std::uint32_t i = 0; i < message->packet_count; ++i) {
+    if (message->protected_flags[i])
+      flow.protected_bitmap[i / 8] |= static_cast<std::uint8_t>(1u << (i % 8));
+  }
+  peer.control.send(flow);
+
+  message->pending.resize(message->packet_count);
+  for (std::uint32_t i = 0; i < message->packet_count; ++i) message->pending[i] = i;
+  message->order = next_order_++;
+  OutgoingMessage& ref = *message;
+  outgoing_.emplace(message->key, std::move(message));
+  enqueue(ref);
+}
+
+void Engine::enqueue(OutgoingMessage& message) {
+  if (message.queued) return;
+  send_order_.emplace(message.priority_class, message.order, &message);
+  message.queued = true;
+}
+
+void Engine::dequeue(OutgoingMessage& message) {
+  if (!message.queued) return;
+  send_order_.erase({message.priority_class, message.order, &message});
+  message.queued = false;
+}
+
+void Engine::send_step(TimePoint now) {
+  for (int burst = 0; burst < kBurstsPerStep && !send_order_.empty(); ++burst) {
+    // The most urgent message whose peer's pacer allows a packet now. A higher-priority message
+    // posted while another is in flight sorts first and takes the next burst.
+    OutgoingMessage* message = nullptr;
+    for (const auto& entry : send_order_) {
+      OutgoingMessage* candidate = std::get<2>(entry);
+      PeerState& peer = peers_[static_cast<std::size_t>(candidate->key.peer)];
+      if (peer.pacer->available(now) >= peer.datagram_bytes) {
+        message = candidate;
+        break;
+      }
+    }
+    if (message == nullptr) return;
+    PeerState& peer = peers_[static_cast<std::size_t>(message->key.peer)];
+    const std::uint64_t budget = peer.pacer->available(now);
+    const std::size_t batch = static_cast<std::size_t>(options_.batch);
+
+    wire::DataHeader header;
+    header.job_token = options_.job_token;
+    header.src_rank = static_cast<std::uint16_t>(options_.rank);
+    header.dst_rank = static_cast<std::uint16_t>(peer.rank);
+    header.message_id = message->key.id;
+    header.total_floats = static_cast<std::uint32_t>(message->values.size());
+    header.stride_floats = message->stride;
+    header.contributions = message->options.contributions;
+    header.priority_class = static_cast<std::uint8_t>(message->priority_class);
+    header.round = static_cast<std::uint8_t>(std::min<std::uint16_t>(message->round, 255));
+
+    for (auto& list : per_socket_) list.clear();
+    for (auto& list : per_socket_seq_) list.clear();
+    std::uint64_t bytes = 0;
+    std::size_t count = 0;
+    while (count < batch && message->next < message->pending.size() &&
+           bytes + peer.datagram_bytes <= std::max<std::uint64_t>(budget, peer.datagram_bytes)) {
+      const std::uint32_t seq = message->pending[message->next++];
+      header.seq = seq;
+      const std::uint32_t floats = header.expected_floats();
+      header.payload_bytes = static_cast<std::uint16_t>(floats * wire::kFloatBytes);
+      const bool is_protected = message->protected_flags[seq] != 0;
+      header.flags =
+          static_cast<std::uint8_t>((is_protected ? wire::data_flags::kProtected : 0) |
+                                    (message->round > 0 ? wire::data_flags::kRetransmission : 0));
+      std::span<std::byte> slot(&header_scratch_[count * wire::kDataHeaderBytes],
+                                wire::kDataHeaderBytes);
+      wire::encode_data_header(header, slot);
+      const std::size_t path = peer.paths->next();
+      const std::size_t socket = path % sockets_.size();
+      per_socket_[socket].push_back(
+          {&peer.data_addresses[path], slot,
+           std::as_bytes(message->values.subspan(header.offset_floats(), floats)),
+           policy::data_tos(
+               options_.policy, message->priority_class,
+               is_protected ? policy::Precedence::kProtected : policy::Precedence::kDropEligible)});
+      per_socket_seq_[socket].push_back(seq);
+      ++peer.path_sent[path];
+      bytes += wire::kDataHeaderBytes + header.payload_bytes;
+      ++count;
+    }
+    std::uint64_t sent_bytes = 0;
+    for (std::size_t socket = 0; socket < sockets_.size(); ++socket) {
+      auto& list = per_socket_[socket];
+      if (list.empty()) continue;
+      const std::size_t sent = sockets_[socket].send_batch(list);
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::size_t size = list[i].header.size() + list[i].payload.size();
+        if (i < sent) {
+          sent_bytes += size;
+        } else {
+          // The kernel's buffer is full: try this packet again later in the round.
+          message->pending.push_back(per_socket_seq_[socket][i]);
+        }
+      }
+      message->stats.packets_sent += sent;
+      if (message->round > 0) message->stats.packets_retransmitted += sent;
+      stats_.datagrams_sent += sent;
+    }
+    stats_.bytes_sent += sent_bytes;
+    peer.pacer->consume(sent_bytes, now);
+    if (message->next >= message->pending.size()) {
+      dequeue(*message);
+      peer.control.send(wire::RoundFinished{message->key.id, message->round,
+                                            static_cast<std::uint32_t>(message->pending.size())});
+    }
+    if (sent_bytes == 0) return;  // socket buffers full: let the loop wait
+  }
+}
+
+void Engine::on_missing_ranges(PeerState& peer, const wire::MissingRanges& missing) {
+  auto it = outgoing_.find({peer.rank, missing.message_id});
+  if (it == outgoing_.end()) return;  // already settled; a late report
+  OutgoingMessage& message = *it->second;
+  std::vector<std::uint32_t> first;
+  std::vector<std::uint32_t> rest;
+  for (const auto& range : missing.ranges) {
+    if (std::uint64_t{range.first} + range.count > message.packet_count) {
+      rejects_.add(wire::RejectReason::kBadControlField);
+      return;
+    }
+    for (std::uint32_t seq = range.first; seq < range.first + range.count; ++seq) {
+      (message.protected_flags[seq] ? first : rest).push_back(seq);
+    }
+  }
+  if (first.empty() && rest.empty()) return;
+  // Protected packets are retransmitted first.
+  first.insert(first.end(), rest.begin(), rest.end());
+  message.pending = std::move(first);
+  message.next = 0;
+  ++message.round;
+  message.stats.rounds = message.round;
+  enqueue(message);
+}
+
+void Engine::on_stop(PeerState& peer, const wire::Stop& stop, TimePoint now) {
+  auto it = outgoing_.find({peer.rank, stop.message_id});
+  if (it == outgoing_.end()) return;
+  OutgoingMessage& message = *it->second;
+  if (stop.reason == wire::StopReason::kDeadline || stop.reason == wire::StopReason::kAborted) {
+    fail_outgoing(
+        message, ErrorCode::kAborted,
+        describe_peer(peer.rank) + " gave up receiving message " + std::to_string(stop.message_id) +
+            (stop.reason == wire::StopReason::kDeadline ? " at its deadline" : " (aborted)"));
+    return;
+  }
+  dequeue(message);
+  MessageResult result;
+  result.peer = peer.rank;
+  result.message_id = stop.message_id;
+  result.stats = message.stats;
+  result.stats.packets_received = stop.packets_received;
+  result.stats.packets_missing = stop.packets_missing;
+  result.stats.completion = stop.reason == wire::StopReason::kComplete ? Completion::kComplete
+                                                                       : Completion::kBoundReached;
+  result.stats.seconds = to_seconds(now - message.posted);
+  message.promise.set_value(std::move(result));
+  outgoing_.erase(it);
+}
+
+void Engine::on_rate_feedback(PeerState& peer, const wire::RateFeedback& feedback, TimePoint now) {
+  Feedback report;
+  report.interval = std::chrono::microseconds(feedback.interval_us);
+  report.received_bytes = feedback.received_bytes;
+  report.received_packets = feedback.received_packets;
+  report.lost_packets = feedback.lost_packets_estimate;
+  report.ce_marked = feedback.ce_marked_packets;
+  peer.pacer->set_rate(peer.rate->on_feedback(report), now);
+  if (feedback.path_received.size() == peer.path_sent.size()) {
+    std::vector<std::uint64_t> received(feedback.path_received.begin(),
+                                        feedback.path_received.end());
+    peer.paths->on_path_report(peer.path_sent, received);
+  }
+  std::fill(peer.path_sent.begin(), peer.path_sent.end(), 0);
+}
+
+void Engine::fail_outgoing(OutgoingMessage& message, ErrorCode code, const std::string& why) {
+  dequeue(message);
+  const MessageKey key = message.key;
+  message.promise.set_exception(std::make_exception_ptr(Error(code, key.peer, why)));
+  outgoing_.erase(key);
+}
+
+}  // namespace dlcp::transport

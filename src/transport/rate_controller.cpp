@@ -1,0 +1,74 @@
+#include "transport/rate_controller.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace dlcp {
+namespace {
+
+template <typename T>
+[[noreturn]] void fail(const char* field, T value, const char* rule) {
+  std::ostringstream message;
+  message << "RateControlOptions." << field << " " << rule << " (got " << value << ")";
+  throw std::invalid_argument(message.str());
+}
+
+void check_rate(const char* field, double value) {
+  if (!(value > 0.0) || !std::isfinite(value)) fail(field, value, "must be > 0 and finite");
+}
+
+}  // namespace
+
+void RateControlOptions::validate() const {
+  check_rate("initial_rate", initial_rate);
+  check_rate("min_rate", min_rate);
+  check_rate("max_rate", max_rate);
+  if (min_rate > max_rate) fail("min_rate", min_rate, "must be <= max_rate");
+  if (initial_rate < min_rate) fail("initial_rate", initial_rate, "must be >= min_rate");
+  if (initial_rate > max_rate) fail("initial_rate", initial_rate, "must be <= max_rate");
+  if (!(increase >= 1.0) || !std::isfinite(increase)) {
+    fail("increase", increase, "must be >= 1 and finite");
+  }
+  if (!(decrease > 0.0 && decrease <= 1.0)) fail("decrease", decrease, "must be in (0, 1]");
+  if (!(keep_up > 0.0 && keep_up <= 1.0)) fail("keep_up", keep_up, "must be in (0, 1]");
+  if (!(congestion_loss >= 0.0 && congestion_loss <= 1.0)) {
+    fail("congestion_loss", congestion_loss, "must be in [0, 1]");
+  }
+  if (hold_intervals < 0) fail("hold_intervals", hold_intervals, "must be >= 0");
+}
+
+}  // namespace dlcp
+
+namespace dlcp::transport {
+
+RateController::RateController(const RateControlConfig& config)
+    : config_(config), rate_(config.initial_rate) {
+  config_.validate();
+}
+
+double RateController::on_feedback(const Feedback& feedback) {
+  const std::uint64_t packets = feedback.received_packets + feedback.lost_packets;
+  if (feedback.interval <= Duration::zero() || packets == 0) return rate_;
+
+  last_loss_ = static_cast<double>(feedback.lost_packets) / static_cast<double>(packets);
+  const double delivered =
+      static_cast<double>(feedback.received_bytes) / to_seconds(feedback.interval);
+
+  if (last_loss_ > config_.congestion_loss || feedback.ce_marked > 0) {
+    // Congestion: fall back to what got through, minus headroom. A congestion report never
+    // raises the rate (delivered can exceed the rate while a queue drains), hence the min.
+    rate_ = std::min(rate_, std::max(config_.min_rate, config_.decrease * delivered));
+    hold_ = config_.hold_intervals;
+  } else if (hold_ > 0) {
+    --hold_;  // holding after congestion: no increase
+  } else if (delivered >= config_.keep_up * rate_) {
+    rate_ = std::min(config_.max_rate, rate_ * config_.increase);
+  }
+  // Otherwise the receiver is not keeping up but sees no loss yet: hold.
+  return rate_;
+}
+
+}  // namespace dlcp::transport

@@ -1,0 +1,51 @@
+// Sender rate control driven by receiver feedback and loss.
+//
+// Loss tolerance tempts a sender to blast; this keeps the bottleneck busy without collapse.
+// Each feedback interval reports the rate at which the receiver got our packets and the share that
+// went missing. Rules (all fractions of the current rate):
+//  - congestion (loss above `congestion_loss`, or any CE marks): the rate drops to
+//    max(min_rate, decrease * delivered_rate) -- what actually got through, minus headroom --
+//    and stays there for `hold_intervals` feedbacks;
+//  - otherwise, when the receiver kept up (delivered >= keep_up * rate): multiplicative increase
+//    by `increase`, capped at max_rate;
+//  - otherwise (receiver not keeping up but no loss yet, e.g. a queue building): hold the rate.
+// Loss below congestion_loss is treated as random (gray) loss and does not slow the sender: the
+// bounded-loss completion rule and retransmission handle it.
+#pragma once
+
+#include <cstdint>
+
+#include "common/time.hpp"
+#include "dlcp/options.hpp"
+
+namespace dlcp::transport {
+
+using RateControlConfig = dlcp::RateControlOptions;
+
+struct Feedback {
+  Duration interval{};
+  std::uint64_t received_bytes = 0;
+  std::uint64_t received_packets = 0;
+  std::uint64_t lost_packets = 0;
+  std::uint64_t ce_marked = 0;
+};
+
+class RateController {
+ public:
+  explicit RateController(const RateControlConfig& config);
+
+  // Applies one feedback report; returns the new rate in bytes/s. An interval of zero length
+  // or with no packets at all is ignored (rate unchanged).
+  double on_feedback(const Feedback& feedback);
+  double rate() const { return rate_; }
+  // Loss fraction of the last accepted report, lost / (received + lost).
+  double last_loss() const { return last_loss_; }
+
+ private:
+  RateControlConfig config_;
+  double rate_;
+  double last_loss_ = 0.0;
+  int hold_ = 0;
+};
+
+}  // namespace dlcp::transport

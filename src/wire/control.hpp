@@ -1,0 +1,134 @@
+// Control messages, carried on the reliable per-peer channel (TCP, highest DSCP).
+//
+// Framing: u32 body_length (big-endian, counts everything after itself), u8 version, u8 type,
+// then the type's fields, big-endian. A frame longer than kMaxControlFrameBytes is refused before
+// it is buffered. Field layouts are listed in docs/protocol.md and next to each struct below.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/expected.hpp"
+#include "wire/reject_reason.hpp"
+
+namespace dlcp::wire {
+
+inline constexpr std::size_t kControlLengthPrefixBytes = 4;
+inline constexpr std::size_t kMaxControlFrameBytes = 16u << 20;
+inline constexpr std::size_t kMaxDataPorts = 64;
+
+enum class ControlType : std::uint8_t {
+  kHello = 1,
+  kFlowStart = 2,
+  kRoundFinished = 3,
+  kMissingRanges = 4,
+  kStop = 5,
+  kRateFeedback = 6,
+};
+
+// First frame on every control connection, both directions. Binds the connection to a job and
+// a rank, and tells the peer where to send data packets.
+//   u64 job_token, u16 rank, u16 world_size, u8 socket_count (1..kMaxDataPorts),
+//   socket_count x (u32 ipv4, u16 port)   -- one entry per data socket (path) of the sender
+struct DataAddress {
+  std::uint32_t ipv4 = 0;  // host byte order value
+  std::uint16_t port = 0;
+  bool operator==(const DataAddress&) const = default;
+};
+
+struct Hello {
+  std::uint64_t job_token = 0;
+  std::uint16_t rank = 0;
+  std::uint16_t world_size = 0;
+  std::vector<DataAddress> data_sockets;
+};
+
+// Sender -> receiver before the first data packet of a message.
+//   u64 message_id, u32 total_floats, u16 stride_floats, u8 priority_class, u8 reserved (0),
+//   u32 loss_budget_ppm (0..1'000'000), u32 packet_count, u32 protected_count,
+//   ceil(packet_count / 8) bytes protected bitmap (bit i of byte i/8, LSB first)
+// The decoder checks packet_count against total/stride, the bitmap length, that no bit beyond
+// packet_count is set, and that the bitmap's population count equals protected_count.
+struct FlowStart {
+  std::uint64_t message_id = 0;
+  std::uint32_t total_floats = 0;
+  std::uint16_t stride_floats = 0;
+  std::uint8_t priority_class = 0;
+  std::uint32_t loss_budget_ppm = 0;
+  std::uint32_t packet_count = 0;
+  std::uint32_t protected_count = 0;
+  std::vector<std::uint8_t> protected_bitmap;
+};
+
+// Sender -> receiver: every packet of this round has been handed to the kernel.
+//   u64 message_id, u16 round, u32 packets_sent
+struct RoundFinished {
+  std::uint64_t message_id = 0;
+  std::uint16_t round = 0;
+  std::uint32_t packets_sent = 0;
+};
+
+// A half-open range of packet sequence numbers [first, first + count).
+struct SeqRange {
+  std::uint32_t first = 0;
+  std::uint32_t count = 0;
+  bool operator==(const SeqRange&) const = default;
+};
+
+// Receiver -> sender: please resend these packets (the sender resends protected ones first).
+//   u64 message_id, u16 round, u32 range_count, range_count x (u32 first, u32 count)
+// Decoder checks: count > 0 per range, first + count does not overflow u32, ranges within one
+// list are strictly ascending and non-overlapping, and range_count matches the frame length.
+struct MissingRanges {
+  std::uint64_t message_id = 0;
+  std::uint16_t round = 0;
+  std::vector<SeqRange> ranges;
+};
+
+enum class StopReason : std::uint8_t {
+  kComplete = 0,      // every packet arrived
+  kBoundReached = 1,  // all protected packets and enough of the rest arrived
+  kDeadline = 2,      // the receiver gave up at its deadline
+  kAborted = 3,       // the receiver cancelled or hit an error
+};
+
+// Receiver -> sender: the message is settled; drop anything still queued for it.
+//   u64 message_id, u8 reason, u32 packets_received, u32 packets_missing
+struct Stop {
+  std::uint64_t message_id = 0;
+  StopReason reason = StopReason::kComplete;
+  std::uint32_t packets_received = 0;
+  std::uint32_t packets_missing = 0;
+};
+
+// Receiver -> sender, periodic: what arrived from this sender over the last interval.
+// path_received[i] counts packets that arrived on the receiver's i-th data socket.
+//   u32 interval_us, u64 received_bytes, u32 received_packets, u32 lost_packets_estimate,
+//   u32 ce_marked_packets, u8 path_count (<= kMaxDataPorts), path_count x u32 path_received
+struct RateFeedback {
+  std::uint32_t interval_us = 0;
+  std::uint64_t received_bytes = 0;
+  std::uint32_t received_packets = 0;
+  std::uint32_t lost_packets_estimate = 0;
+  std::uint32_t ce_marked_packets = 0;
+  std::vector<std::uint32_t> path_received;
+};
+
+using ControlMessage =
+    std::variant<Hello, FlowStart, RoundFinished, MissingRanges, Stop, RateFeedback>;
+
+// Encodes one whole frame, length prefix included, appending to out.
+void encode_control(const ControlMessage& message, std::vector<std::byte>& out);
+
+// Reads the length prefix of a frame whose first kControlLengthPrefixBytes are available.
+// Returns the body length or a rejection (kBadControlLength when zero or above the maximum).
+Expected<std::uint32_t, RejectReason> decode_control_length(std::span<const std::byte> prefix);
+
+// Decodes one frame body (everything after the length prefix) and validates every field.
+Expected<ControlMessage, RejectReason> decode_control_body(std::span<const std::byte> body);
+
+}  // namespace dlcp::wire

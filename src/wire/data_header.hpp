@@ -1,0 +1,91 @@
+// The data packet: a fixed 40-byte header followed by whole float32 values.
+//
+// Layout (all header integers big-endian, see docs/protocol.md):
+//   0  u8  version (kProtocolVersion)
+//   1  u8  flags (DataFlags; other bits must be zero)
+//   2  u16 payload_bytes
+//   4  u64 job_token
+//  12  u16 src_rank
+//  14  u16 dst_rank
+//  16  u64 message_id
+//  24  u32 seq               (offset in floats = seq * stride_floats)
+//  28  u32 total_floats      (length of the whole message)
+//  32  u16 stride_floats     (floats carried by every packet but possibly the last)
+//  34  u16 contributions     (how many ranks' values are summed into this payload)
+//  36  u8  priority_class    (0 = most urgent .. 7)
+//  37  u8  round             (0 = first transmission, n = n-th retransmission round, saturating)
+//  38  u16 reserved, zero
+// Payload: IEEE-754 binary32 values, little-endian, payload_bytes / 4 of them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "common/expected.hpp"
+#include "wire/reject_reason.hpp"
+
+namespace dlcp::wire {
+
+inline constexpr std::uint8_t kProtocolVersion = 1;
+inline constexpr std::size_t kDataHeaderBytes = 40;
+inline constexpr std::size_t kFloatBytes = 4;
+inline constexpr std::uint8_t kPriorityClasses = 8;
+
+namespace data_flags {
+inline constexpr std::uint8_t kProtected = 1u << 0;
+inline constexpr std::uint8_t kRetransmission = 1u << 1;
+inline constexpr std::uint8_t kLastOfRound = 1u << 2;
+inline constexpr std::uint8_t kAllKnown = kProtected | kRetransmission | kLastOfRound;
+}  // namespace data_flags
+
+struct DataHeader {
+  std::uint8_t flags = 0;
+  std::uint16_t payload_bytes = 0;
+  std::uint64_t job_token = 0;
+  std::uint16_t src_rank = 0;
+  std::uint16_t dst_rank = 0;
+  std::uint64_t message_id = 0;
+  std::uint32_t seq = 0;
+  std::uint32_t total_floats = 0;
+  std::uint16_t stride_floats = 0;
+  std::uint16_t contributions = 1;
+  std::uint8_t priority_class = 0;
+  std::uint8_t round = 0;
+
+  bool is_protected() const { return (flags & data_flags::kProtected) != 0; }
+  bool is_retransmission() const { return (flags & data_flags::kRetransmission) != 0; }
+  // Number of packets the message is cut into; stride_floats must be > 0.
+  std::uint32_t packet_count() const;
+  // Offset of this packet's first value in the message, in floats.
+  std::uint64_t offset_floats() const { return std::uint64_t{seq} * stride_floats; }
+  // Floats this packet must carry given its position in the message.
+  std::uint32_t expected_floats() const;
+};
+
+// Number of packets for a message of total_floats cut into stride_floats-sized pieces.
+std::uint32_t packet_count(std::uint32_t total_floats, std::uint16_t stride_floats);
+
+// Writes the header into out[0, kDataHeaderBytes). out must be at least that long.
+void encode_data_header(const DataHeader& header, std::span<std::byte> out);
+
+// What the receiver checks a datagram against before decoding its geometry.
+struct DataExpectations {
+  std::uint64_t job_token = 0;
+  std::uint16_t local_rank = 0;
+  std::uint32_t world_size = 0;  // source rank must be < world_size and != local_rank
+};
+
+// Decodes and validates a whole datagram (header + payload). On success the payload is
+// datagram.subspan(kDataHeaderBytes, header.payload_bytes). Checks, in order: length >= header,
+// version, flags, reserved, job token, destination, source rank, priority class, geometry
+// (stride > 0, total > 0, seq < packet count), payload length against both the datagram size and
+// the packet's position (whole floats only).
+Expected<DataHeader, RejectReason> decode_data_packet(std::span<const std::byte> datagram,
+                                                           const DataExpectations& expect);
+
+// Copies count floats from the wire (little-endian binary32) into dst, and back.
+void load_floats(std::span<const std::byte> wire, std::span<float> dst);
+void store_floats(std::span<const float> src, std::span<std::byte> wire);
+
+}  // namespace dlcp::wire

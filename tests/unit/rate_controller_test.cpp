@@ -1,0 +1,218 @@
+#include "transport/rate_controller.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace dlcp::transport {
+namespace {
+
+using std::chrono::milliseconds;
+
+RateControlConfig config() {
+  RateControlConfig c;
+  c.initial_rate = 1e8;
+  c.min_rate = 1e6;
+  c.max_rate = 4e8;
+  c.increase = 1.25;
+  c.decrease = 0.9;
+  c.keep_up = 0.8;
+  c.congestion_loss = 0.1;
+  c.hold_intervals = 2;
+  return c;
+}
+
+// A report of `bytes` delivered over 10 ms in 1000-byte packets, with `lost` packets missing.
+Feedback report(double delivered_rate, std::uint64_t lost = 0, std::uint64_t ce = 0) {
+  Feedback f;
+  f.interval = milliseconds(10);
+  f.received_bytes = static_cast<std::uint64_t>(delivered_rate * 0.01);
+  f.received_packets = f.received_bytes / 1000;
+  f.lost_packets = lost;
+  f.ce_marked = ce;
+  return f;
+}
+
+TEST(RateController, StartsAtInitialRate) {
+  RateController rc(config());
+  EXPECT_DOUBLE_EQ(rc.rate(), 1e8);
+  EXPECT_DOUBLE_EQ(rc.last_loss(), 0.0);
+}
+
+TEST(RateController, IncreasesWhenReceiverKeepsUp) {
+  RateController rc(config());
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(8.1e7)), 1.25e8);  // just above keep_up * rate
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1.25e8)), 1.5625e8);
+  EXPECT_DOUBLE_EQ(rc.rate(), 1.5625e8);
+}
+
+TEST(RateController, IncreaseCappedAtMaxRate) {
+  RateController rc(config());
+  for (int i = 0; i < 20; ++i) rc.on_feedback(report(rc.rate()));
+  EXPECT_DOUBLE_EQ(rc.rate(), 4e8);
+}
+
+TEST(RateController, HoldsWhenReceiverFallsBehindWithoutLoss) {
+  RateController rc(config());
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(7.9e7)), 1e8);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e7)), 1e8);
+}
+
+TEST(RateController, RandomLossBelowThresholdDoesNotSlowDown) {
+  RateController rc(config());
+  // 100 packets lost of 1100: 9.09% < 10%.
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e8, 100)), 1.25e8);
+  EXPECT_DOUBLE_EQ(rc.last_loss(), 100.0 / 1100.0);
+}
+
+TEST(RateController, LossExactlyAtThresholdIsNotCongestion) {
+  RateController rc(config());
+  Feedback f;
+  f.interval = milliseconds(10);
+  f.received_bytes = 900000;  // 9e7 B/s
+  f.received_packets = 900;
+  f.lost_packets = 100;  // loss 0.1, not above
+  EXPECT_DOUBLE_EQ(rc.on_feedback(f), 1.25e8);
+  EXPECT_DOUBLE_EQ(rc.last_loss(), 0.1);
+}
+
+TEST(RateController, CongestionDropsToDeliveredMinusHeadroomAndHolds) {
+  RateController rc(config());
+  // Delivered 6e7 B/s (600 packets) with 200 lost: loss 0.25.
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(6e7, 200)), 0.9 * 6e7);
+  EXPECT_DOUBLE_EQ(rc.last_loss(), 0.25);
+  // Two held reports: no increase although the receiver keeps up.
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(5.4e7)), 5.4e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(5.4e7)), 5.4e7);
+  // Then increase again.
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(5.4e7)), 5.4e7 * 1.25);
+}
+
+TEST(RateController, CeMarksAreCongestion) {
+  RateController rc(config());
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e8, 0, 1)), 9e7);
+  EXPECT_DOUBLE_EQ(rc.last_loss(), 0.0);
+}
+
+TEST(RateController, CongestionNeverBelowMinRate) {
+  RateController rc(config());
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e5, 1000)), 1e6);
+}
+
+TEST(RateController, CongestionNeverRaisesTheRate) {
+  RateController rc(config());
+  // Delivered above the sending rate (a draining queue) with CE marks: the rate does not rise.
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(2e8, 0, 5)), 1e8);
+}
+
+TEST(RateController, CongestionDuringHoldDropsAgainAndRestartsHold) {
+  RateController rc(config());
+  rc.on_feedback(report(6e7, 200));                        // 5.4e7, hold 2
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(5.4e7)), 5.4e7);  // hold 1 left
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(4e7, 100)), 3.6e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(3.6e7)), 3.6e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(3.6e7)), 3.6e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(3.6e7)), 4.5e7);
+}
+
+TEST(RateController, ZeroHoldIncreasesRightAway) {
+  RateControlConfig c = config();
+  c.hold_intervals = 0;
+  RateController rc(c);
+  rc.on_feedback(report(6e7, 200));
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(5.4e7)), 5.4e7 * 1.25);
+}
+
+TEST(RateController, EmptyReportsAreIgnored) {
+  RateController rc(config());
+  rc.on_feedback(report(6e7, 200));  // hold 2, loss 0.25
+  Feedback empty;
+  empty.interval = milliseconds(10);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(empty), 5.4e7);
+  Feedback zero_interval = report(5.4e7);
+  zero_interval.interval = Duration::zero();
+  EXPECT_DOUBLE_EQ(rc.on_feedback(zero_interval), 5.4e7);
+  Feedback negative_interval = report(5.4e7, 1000);
+  negative_interval.interval = -milliseconds(1);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(negative_interval), 5.4e7);
+  EXPECT_DOUBLE_EQ(rc.last_loss(), 0.25);  // ignored reports do not update the loss
+  // Ignored reports do not use up the hold.
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(5.4e7)), 5.4e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(5.4e7)), 5.4e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(5.4e7)), 6.75e7);
+}
+
+TEST(RateController, AllLost) {
+  RateController rc(config());
+  Feedback f;
+  f.interval = milliseconds(10);
+  f.lost_packets = 50;
+  EXPECT_DOUBLE_EQ(rc.on_feedback(f), 1e6);
+  EXPECT_DOUBLE_EQ(rc.last_loss(), 1.0);
+}
+
+std::string validate_message(const RateControlConfig& c) {
+  try {
+    c.validate();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RateControlOptions, DefaultsAreValid) {
+  EXPECT_NO_THROW(RateControlConfig{}.validate());
+  EXPECT_NO_THROW(config().validate());
+}
+
+TEST(RateControlOptions, RejectsBadValuesNamingTheField) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    void (*mutate)(RateControlConfig&);
+    const char* field;
+  };
+  const Case cases[] = {
+      {[](RateControlConfig& c) { c.initial_rate = 0; }, "initial_rate"},
+      {[](RateControlConfig& c) { c.min_rate = -1; }, "min_rate"},
+      {[](RateControlConfig& c) { c.max_rate = 0; }, "max_rate"},
+      {[](RateControlConfig& c) { c.min_rate = 2e8; }, "min_rate"},
+      {[](RateControlConfig& c) { c.initial_rate = 5e5; }, "initial_rate"},
+      {[](RateControlConfig& c) { c.initial_rate = 5e8; }, "initial_rate"},
+      {[](RateControlConfig& c) { c.increase = 0.99; }, "increase"},
+      {[](RateControlConfig& c) { c.decrease = 0; }, "decrease"},
+      {[](RateControlConfig& c) { c.decrease = 1.01; }, "decrease"},
+      {[](RateControlConfig& c) { c.keep_up = 0; }, "keep_up"},
+      {[](RateControlConfig& c) { c.keep_up = 1.5; }, "keep_up"},
+      {[](RateControlConfig& c) { c.congestion_loss = -0.01; }, "congestion_loss"},
+      {[](RateControlConfig& c) { c.congestion_loss = 1.01; }, "congestion_loss"},
+      {[](RateControlConfig& c) { c.hold_intervals = -1; }, "hold_intervals"},
+  };
+  for (const Case& k : cases) {
+    RateControlConfig c = config();
+    k.mutate(c);
+    const std::string message = validate_message(c);
+    EXPECT_NE(message.find(k.field), std::string::npos) << k.field << ": " << message;
+    EXPECT_THROW(RateController{c}, std::invalid_argument);
+  }
+  RateControlConfig c = config();
+  c.decrease = nan;
+  EXPECT_NE(validate_message(c).find("decrease"), std::string::npos);
+  c = config();
+  c.hold_intervals = -3;
+  EXPECT_NE(validate_message(c).find("-3"), std::string::npos);
+  // Boundary values are accepted.
+  c = config();
+  c.min_rate = c.initial_rate = c.max_rate = 1e8;
+  c.increase = 1.0;
+  c.decrease = 1.0;
+  c.keep_up = 1.0;
+  c.congestion_loss = 0.0;
+  c.hold_intervals = 0;
+  EXPECT_NO_THROW(c.validate());
+}
+
+}  // namespace
+}  // namespace dlcp::transport

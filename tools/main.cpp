@@ -1,0 +1,61 @@
+// The `dlcp` command.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "bench_p2p.hpp"
+#include "dlcp/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"dlcp: bounded-loss, priority-aware gradient communication"};
+  app.require_subcommand(1);
+
+  auto* bench = app.add_subcommand("bench", "Benchmarks");
+  bench->require_subcommand(1);
+
+  dlcp::tools::P2pBenchOptions p2p;
+  bool json = false;
+  bool tcp_only = false;
+  auto* p2p_command = bench->add_subcommand(
+      "p2p", "One sender and one receiver over loopback (dlcp, optionally against TCP)");
+  p2p_command->add_option("--mib", p2p.mib, "Message size in MiB")->check(CLI::PositiveNumber);
+  p2p_command->add_option("--iters", p2p.iters, "Timed messages")->check(CLI::Range(1, 1000000));
+  p2p_command->add_option("--warmup", p2p.warmup, "Untimed messages first")->check(CLI::Range(0, 1000));
+  p2p_command->add_option("--drop", p2p.drop, "Injected receive-path loss rate (diagnostic)")
+      ->check(CLI::Range(0.0, 1.0));
+  p2p_command->add_option("--burst", p2p.burst, "Mean loss burst length in packets (1 = random)")
+      ->check(CLI::Range(1.0, 1e6));
+  p2p_command->add_option("--loss-bound", p2p.loss_bound, "Loss budget per message (0 = reliable)")
+      ->check(CLI::Range(0.0, 1.0));
+  p2p_command->add_option("--paths", p2p.paths, "UDP paths (sockets) to spray over")
+      ->check(CLI::Range(1, 64));
+  p2p_command->add_option("--mtu", p2p.mtu, "Largest IP packet (0 = route MTU)")
+      ->check(CLI::Range(0, 65536));
+  p2p_command->add_option("--deadline-ms", p2p.deadline_ms, "Per-message deadline")
+      ->check(CLI::Range(1, 3600000));
+  p2p_command->add_option("--baseline", p2p.baseline, "Also run a baseline in the same run")
+      ->check(CLI::IsMember({"none", "tcp"}));
+  p2p_command->add_flag("--tcp", tcp_only, "Run only the TCP baseline, same bytes, same output keys");
+  p2p_command->add_flag("--json", json, "End with the summary as one JSON line");
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (p2p_command->parsed()) {
+      if (tcp_only) p2p.baseline = "only-tcp";
+      if (tcp_only && p2p.drop > 0) {
+        std::cerr << "dlcp: --drop injects loss inside dlcp's receive path; it cannot apply to the "
+                     "kernel's TCP. Use the testbed for lossy TCP baselines.\n";
+        return 2;
+      }
+      const auto summary = dlcp::tools::run_p2p_bench(p2p);
+      std::cout << (json ? summary.dump() : summary.dump(2)) << std::endl;
+    }
+  } catch (const dlcp::Error& e) {
+    std::cerr << "dlcp: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "dlcp: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
