@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "bench_p2p.hpp"
+#include "demo.hpp"
 #include "dlcp/error.hpp"
 
 int main(int argc, char** argv) {
@@ -37,9 +38,25 @@ int main(int argc, char** argv) {
   p2p_command->add_flag("--tcp", tcp_only, "Run only the TCP baseline, same bytes, same output keys");
   p2p_command->add_flag("--json", json, "End with the summary as one JSON line");
 
+  dlcp::tools::DemoOptions demo;
+  bool demo_json = false;
+  auto* demo_command = app.add_subcommand(
+      "demo", "Point-to-point demonstration: dlcp under injected loss beside plain TCP");
+  demo_command->add_option("--mib", demo.mib, "Message size in MiB")->check(CLI::PositiveNumber);
+  demo_command->add_option("--iters", demo.iters, "Timed messages per configuration")
+      ->check(CLI::Range(1, 100000));
+  demo_command->add_option("--drop", demo.drop, "Injected loss rate")->check(CLI::Range(0.0, 0.9));
+  demo_command->add_option("--loss-bound", demo.budget, "Loss budget of the bounded-loss runs")
+      ->check(CLI::Range(0.0, 1.0));
+  demo_command->add_flag("--json", demo_json, "End with the summary as one JSON line");
+
   CLI11_PARSE(app, argc, argv);
 
   try {
+    if (demo_command->parsed()) {
+      const auto summary = dlcp::tools::run_demo(demo);
+      if (demo_json) std::cout << summary.dump() << std::endl;
+    }
     if (p2p_command->parsed()) {
       if (tcp_only) p2p.baseline = "only-tcp";
       if (tcp_only && p2p.drop > 0) {

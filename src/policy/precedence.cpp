@@ -27,6 +27,22 @@ struct Rank {
 };
 
 // True when a ranks above b: NaN first, then larger mean |g|, then lower sequence number.
+// Sum of |v| in 16 independent lanes: no serial dependency between adds, so the compiler can
+// vectorize it (a single accumulator made ranking cost ~10 ms per 64 MiB). Precision is ample for
+// ranking; a NaN anywhere still makes the sum NaN.
+double sum_abs(const float* values, std::size_t count) {
+  constexpr std::size_t kLanes = 16;
+  float lanes[kLanes] = {};
+  std::size_t j = 0;
+  for (; j + kLanes <= count; j += kLanes) {
+    for (std::size_t l = 0; l < kLanes; ++l) lanes[l] += std::fabs(values[j + l]);
+  }
+  double sum = 0.0;
+  for (; j < count; ++j) sum += std::fabs(static_cast<double>(values[j]));
+  for (float lane : lanes) sum += static_cast<double>(lane);
+  return sum;
+}
+
 bool ranks_above(const Rank& a, const Rank& b) {
   if (a.nan != b.nan) return a.nan;
   if (!a.nan && a.mean_abs != b.mean_abs) return a.mean_abs > b.mean_abs;
@@ -57,8 +73,7 @@ std::vector<std::uint8_t> protected_packets(std::span<const float> values, std::
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t begin = i * stride;
     const std::size_t end = std::min(begin + stride, values.size());
-    double sum = 0.0;
-    for (std::size_t j = begin; j < end; ++j) sum += std::fabs(static_cast<double>(values[j]));
+    const double sum = sum_abs(values.data() + begin, end - begin);
     ranks[i] = {sum / static_cast<double>(end - begin), std::isnan(sum), i};
   }
   std::nth_element(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(k - 1), ranks.end(),

@@ -45,6 +45,15 @@ class DataSocket {
   // Receives up to one batch; the spans stay valid until the next call. Empty when nothing waits.
   std::span<const IncomingDatagram> receive_batch();
 
+  // Zero-copy receive of large datagrams, in three steps on the datagram at the head of the
+  // queue: peek its first header.size() bytes and learn its full size (0 when nothing waits),
+  // then either receive it with the payload landing directly in `payload`, or discard it.
+  std::size_t peek(std::span<std::byte> header);
+  // Returns the datagram's size; `tos` receives its TOS byte.
+  std::size_t receive_into(std::span<std::byte> header, std::span<std::byte> payload,
+                           std::uint8_t& tos);
+  void discard();
+
  private:
   Fd fd_;
   std::uint32_t ipv4_ = 0;

@@ -71,6 +71,7 @@ Engine::Engine(const TransportOptions& options)
     }
     sockets_.emplace_back(ipv4, options_.socket_buffer_bytes, batch, kMaxDatagram);
   }
+  direct_receive_.assign(sockets_.size(), 0);
   if (options_.inject.enabled()) injector_.emplace(options_.inject);
   expectations_ = {options_.job_token, static_cast<std::uint16_t>(options_.rank),
                    static_cast<std::uint32_t>(options_.world_size)};
@@ -333,11 +334,25 @@ void Engine::fail_peer(PeerState& peer, const std::string& why) {
   for (auto* message : in) fail_incoming(*message, ErrorCode::kPeerLost, peer.failure, false);
 }
 
+std::uint64_t Engine::judge_losses(int peer) {
+  // Packets are sprayed over several sockets and read socket by socket, so arrival order differs
+  // from send order by up to a batch per path. A first-round packet counts as lost only once the
+  // sender is known to be a full reorder window past it.
+  const std::int64_t window = static_cast<std::int64_t>(sockets_.size()) * options_.batch;
+  std::uint64_t lost = 0;
+  for (auto& [key, message] : incoming_) {
+    if (key.peer != peer || !message->tracker) continue;
+    const std::int64_t judged_below = message->highest_first_round + 1 - window;
+    while (static_cast<std::int64_t>(message->loss_scan) < judged_below) {
+      lost += message->tracker->received(message->loss_scan) ? 0 : 1;
+      ++message->loss_scan;
+    }
+  }
+  return lost;
+}
+
 void Engine::send_feedback(PeerState& peer, TimePoint now) {
-  const std::int64_t lost_total =
-      std::max<std::int64_t>(0, peer.expected_first_round - peer.received_first_round);
-  const std::int64_t lost = std::max<std::int64_t>(0, lost_total - peer.reported_lost);
-  peer.reported_lost += lost;
+  const std::uint64_t lost = judge_losses(peer.rank);
   wire::RateFeedback feedback;
   feedback.interval_us = static_cast<std::uint32_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(now - peer.feedback_since).count());

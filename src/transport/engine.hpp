@@ -78,6 +78,8 @@ struct IncomingMessage {
   std::uint32_t budget_ppm = 0;
   std::optional<ReceiveTracker> tracker;
   std::int64_t highest_first_round = -1;
+  // Loss estimation: first-round packets below this sequence have been judged (lost or not).
+  std::uint32_t loss_scan = 0;
   bool report_pending = false;
   std::uint16_t report_round = 0;
   TimePoint last_packet{};
@@ -112,9 +114,6 @@ struct PeerState {
   std::uint64_t feedback_packets = 0;
   std::uint64_t feedback_ce = 0;
   std::vector<std::uint32_t> feedback_path;
-  std::int64_t expected_first_round = 0;
-  std::int64_t received_first_round = 0;
-  std::int64_t reported_lost = 0;
   TimePoint feedback_since{};
 };
 
@@ -153,6 +152,7 @@ class Engine final : public Transport {
   void fail_peer(PeerState& peer, const std::string& why);
   void on_timers(TimePoint now);
   void send_feedback(PeerState& peer, TimePoint now);
+  std::uint64_t judge_losses(int peer);
   void watch(int fd, std::uint64_t tag, std::uint32_t events);
   void unwatch(int fd);
   Duration next_wakeup(TimePoint now);
@@ -171,6 +171,14 @@ class Engine final : public Transport {
   // Receiving (engine_receive.cpp).
   void start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now);
   void receive_on(std::size_t socket_index, TimePoint now);
+  void receive_direct(std::size_t socket_index, TimePoint now);
+  // Accounting shared by both receive paths for a decoded, accepted datagram.
+  bool admit(const wire::DataHeader& header, std::size_t bytes, std::uint8_t tos,
+             std::size_t socket_index);
+  // Where a packet's payload goes, or empty (counted) when it must not be placed.
+  std::span<float> placement(IncomingMessage& message, const wire::DataHeader& header);
+  void commit(IncomingMessage& message, const wire::DataHeader& header, TimePoint now);
+  bool backlog_has_room(const MessageKey& key, std::size_t bytes);
   void on_datagram(std::span<const std::byte> bytes, std::uint8_t tos, std::size_t socket_index,
                    TimePoint now);
   void deliver(IncomingMessage& message, const wire::DataHeader& header,
@@ -192,6 +200,7 @@ class Engine final : public Transport {
   Fd epoll_;
   Fd wake_;
   std::vector<DataSocket> sockets_;
+  std::vector<std::uint8_t> direct_receive_;  // per socket: large datagrams, placed without a copy
   std::optional<LossInjector> injector_;
   wire::DataExpectations expectations_;
 

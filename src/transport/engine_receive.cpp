@@ -1,6 +1,7 @@
 // Receiving: datagram validation, placement, the completion rule, missing-range reports and the
 // bounded early-arrival backlog.
 #include <algorithm>
+#include <array>
 
 #include "policy/policy.hpp"
 #include "transport/engine.hpp"
@@ -11,6 +12,7 @@ namespace {
 constexpr int kBatchesPerWakeup = 16;
 constexpr std::size_t kSettledMemory = 1 << 16;  // settled message ids remembered for stale packets
 constexpr std::size_t kMaxEarlyMessages = 1 << 16;
+constexpr std::size_t kDirectPlacementBytes = 8192;
 
 }  // namespace
 
@@ -88,12 +90,99 @@ void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now)
 }
 
 void Engine::receive_on(std::size_t socket_index, TimePoint now) {
+  if (direct_receive_[socket_index]) return receive_direct(socket_index, now);
   DataSocket& socket = sockets_[socket_index];
   for (int i = 0; i < kBatchesPerWakeup; ++i) {
     const auto batch = socket.receive_batch();
     if (batch.empty()) return;
-    for (const auto& datagram : batch) on_datagram(datagram.bytes, datagram.tos, socket_index, now);
+    std::size_t bytes = 0;
+    for (const auto& datagram : batch) {
+      bytes += datagram.bytes.size();
+      on_datagram(datagram.bytes, datagram.tos, socket_index, now);
+    }
+    // Large datagrams are worth a peek syscall each to save copying their payload twice.
+    if (bytes >= kDirectPlacementBytes * batch.size()) {
+      direct_receive_[socket_index] = 1;
+      return;
+    }
   }
+}
+
+void Engine::receive_direct(std::size_t socket_index, TimePoint now) {
+  DataSocket& socket = sockets_[socket_index];
+  std::array<std::byte, wire::kDataHeaderBytes> header_bytes;
+  const int limit = kBatchesPerWakeup * options_.batch;
+  for (int i = 0; i < limit; ++i) {
+    const std::size_t size = socket.peek(header_bytes);
+    if (size == 0) return;
+    if (size < kDirectPlacementBytes) {
+      // Small datagrams again: back to batched receives.
+      direct_receive_[socket_index] = 0;
+      return receive_on(socket_index, now);
+    }
+    ++stats_.datagrams_received;
+    stats_.bytes_received += size;
+    auto decoded = wire::decode_data_header(header_bytes, size, expectations_);
+    if (!decoded) {
+      rejects_.add(decoded.error());
+      socket.discard();
+      continue;
+    }
+    const wire::DataHeader& header = *decoded;
+    // TOS is only known after the receive; CE marks are rare enough to read on that path only.
+    if (!admit(header, size, 0, socket_index)) {
+      socket.discard();
+      continue;
+    }
+    const MessageKey key{header.src_rank, header.message_id};
+    std::uint8_t tos = 0;
+    if (auto it = incoming_.find(key); it != incoming_.end()) {
+      const std::span<float> target = placement(*it->second, header);
+      if (target.empty()) {
+        socket.discard();
+        continue;
+      }
+      socket.receive_into(header_bytes, std::as_writable_bytes(target), tos);
+      commit(*it->second, header, now);
+    } else if (settled_.contains(key)) {
+      rejects_.add(wire::RejectReason::kStaleMessage);
+      socket.discard();
+    } else if (backlog_has_room(key, size)) {
+      std::vector<std::byte> copy(size);
+      socket.receive_into(std::span(copy).first(wire::kDataHeaderBytes),
+                          std::span(copy).subspan(wire::kDataHeaderBytes), tos);
+      early_[key].datagrams.push_back(std::move(copy));
+      early_[key].bytes += size;
+      early_bytes_ += size;
+    } else {
+      rejects_.add(wire::RejectReason::kUnknownMessage);
+      socket.discard();
+    }
+    if ((tos & 0b11) == 0b11) ++peers_[header.src_rank].feedback_ce;
+  }
+}
+
+bool Engine::admit(const wire::DataHeader& header, std::size_t bytes, std::uint8_t tos,
+                   std::size_t socket_index) {
+  PeerState& peer = peers_[header.src_rank];
+  if (!peer.connected) {
+    rejects_.add(wire::RejectReason::kBadSourceRank);
+    return false;
+  }
+  if (injector_ && injector_->should_drop(header.priority_class)) {
+    ++stats_.injected_drops;
+    return false;
+  }
+  ++peer.feedback_packets;
+  peer.feedback_bytes += bytes;
+  ++peer.feedback_path[socket_index];
+  if ((tos & 0b11) == 0b11) ++peer.feedback_ce;
+  return true;
+}
+
+bool Engine::backlog_has_room(const MessageKey& key, std::size_t bytes) {
+  return early_bytes_ + bytes <= options_.backlog_bytes &&
+         (early_.contains(key) || early_.size() < kMaxEarlyMessages);
 }
 
 void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
@@ -106,20 +195,7 @@ void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
     return;
   }
   const wire::DataHeader& header = *decoded;
-  PeerState& peer = peers_[header.src_rank];
-  if (!peer.connected) {
-    rejects_.add(wire::RejectReason::kBadSourceRank);
-    return;
-  }
-  if (injector_ && injector_->should_drop(header.priority_class)) {
-    ++stats_.injected_drops;
-    return;
-  }
-  ++peer.feedback_packets;
-  peer.feedback_bytes += bytes.size();
-  ++peer.feedback_path[socket_index];
-  if ((tos & 0b11) == 0b11) ++peer.feedback_ce;
-
+  if (!admit(header, bytes.size(), tos, socket_index)) return;
   const MessageKey key{header.src_rank, header.message_id};
   auto it = incoming_.find(key);
   if (it != incoming_.end()) {
@@ -131,8 +207,7 @@ void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
     return;
   }
   // Not posted yet: hold it, within the backlog limit.
-  if (early_bytes_ + bytes.size() > options_.backlog_bytes ||
-      (!early_.contains(key) && early_.size() >= kMaxEarlyMessages)) {
+  if (!backlog_has_room(key, bytes.size())) {
     rejects_.add(wire::RejectReason::kUnknownMessage);
     return;
   }
@@ -153,31 +228,35 @@ bool Engine::ensure_tracker(IncomingMessage& message, std::uint32_t total, std::
          message.tracker->floats_in(0) == std::min<std::uint32_t>(stride, total);
 }
 
-void Engine::deliver(IncomingMessage& message, const wire::DataHeader& header,
-                     std::span<const std::byte> payload, TimePoint now) {
+std::span<float> Engine::placement(IncomingMessage& message, const wire::DataHeader& header) {
   if (!ensure_tracker(message, header.total_floats, header.stride_floats)) {
     rejects_.add(wire::RejectReason::kMismatchedMessage);
-    return;
+    return {};
   }
-  ReceiveTracker& tracker = *message.tracker;
-  if (!tracker.mark_received(header.seq)) {
+  if (message.tracker->received(header.seq)) {
     rejects_.add(wire::RejectReason::kDuplicate);
-    return;
+    return {};
   }
-  const std::uint32_t floats = header.expected_floats();
-  wire::load_floats(payload, message.values.subspan(header.offset_floats(), floats));
+  return message.values.subspan(header.offset_floats(), header.expected_floats());
+}
+
+void Engine::commit(IncomingMessage& message, const wire::DataHeader& header, TimePoint now) {
+  message.tracker->mark_received(header.seq);
   ++message.stats.packets_received;
   message.stats.priority_class = header.priority_class;
   message.last_packet = now;
   if (!header.is_retransmission()) {
-    PeerState& peer = peers_[header.src_rank];
-    if (header.seq > message.highest_first_round) {
-      peer.expected_first_round += header.seq - message.highest_first_round;
-      message.highest_first_round = header.seq;
-    }
-    ++peer.received_first_round;
+    message.highest_first_round = std::max<std::int64_t>(message.highest_first_round, header.seq);
   }
   maybe_settle(message, now);
+}
+
+void Engine::deliver(IncomingMessage& message, const wire::DataHeader& header,
+                     std::span<const std::byte> payload, TimePoint now) {
+  const std::span<float> target = placement(message, header);
+  if (target.empty()) return;
+  wire::load_floats(payload, target);
+  commit(message, header, now);
 }
 
 void Engine::on_flow_start(PeerState& peer, const wire::FlowStart& flow, TimePoint now) {

@@ -1,5 +1,6 @@
 #include "wire/data_header.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cstring>
@@ -72,7 +73,16 @@ void encode_data_header(const DataHeader& header, std::span<std::byte> out) {
 
 Expected<DataHeader, RejectReason> decode_data_packet(std::span<const std::byte> datagram,
                                                       const DataExpectations& expect) {
-  if (datagram.size() < kDataHeaderBytes) return unexpected(RejectReason::kTooShort);
+  return decode_data_header(datagram.first(std::min(datagram.size(), kDataHeaderBytes)),
+                            datagram.size(), expect);
+}
+
+Expected<DataHeader, RejectReason> decode_data_header(std::span<const std::byte> datagram,
+                                                      std::size_t datagram_size,
+                                                      const DataExpectations& expect) {
+  if (datagram_size < kDataHeaderBytes || datagram.size() < kDataHeaderBytes) {
+    return unexpected(RejectReason::kTooShort);
+  }
   if (get_u8(datagram, kOffVersion) != kProtocolVersion) {
     return unexpected(RejectReason::kBadVersion);
   }
@@ -105,7 +115,7 @@ Expected<DataHeader, RejectReason> decode_data_packet(std::span<const std::byte>
 
   h.payload_bytes = get_u16(datagram, kOffPayloadBytes);
   const std::uint64_t expected_bytes = std::uint64_t{h.expected_floats()} * kFloatBytes;
-  if (h.payload_bytes != datagram.size() - kDataHeaderBytes || h.payload_bytes != expected_bytes) {
+  if (h.payload_bytes != datagram_size - kDataHeaderBytes || h.payload_bytes != expected_bytes) {
     return unexpected(RejectReason::kBadPayloadLength);
   }
 

@@ -84,6 +84,12 @@ struct DataExpectations {
 Expected<DataHeader, RejectReason> decode_data_packet(std::span<const std::byte> datagram,
                                                            const DataExpectations& expect);
 
+// The same checks from the header bytes alone (at least kDataHeaderBytes of them) and the size of
+// the whole datagram, for receivers that read the header before placing the payload.
+Expected<DataHeader, RejectReason> decode_data_header(std::span<const std::byte> header,
+                                                      std::size_t datagram_size,
+                                                      const DataExpectations& expect);
+
 // Copies count floats from the wire (little-endian binary32) into dst, and back.
 void load_floats(std::span<const std::byte> wire, std::span<float> dst);
 void store_floats(std::span<const float> src, std::span<std::byte> wire);
