@@ -24,7 +24,9 @@ float sentinel() {
   return value;
 }
 
-bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
+bool same_bits(float a, float b) {
+  return std::memcmp(&a, &b, sizeof(float)) == 0;
+}
 
 std::vector<float> random_gradient(std::size_t count, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -66,7 +68,8 @@ std::uint64_t check_entries(const std::vector<float>& sent, const std::vector<fl
     for (; next < end; ++next) errors += same_bits(sent[next], got[next]) ? 0 : 1;
     if (range < missing.size()) {
       const auto last = static_cast<std::size_t>(missing[range].first + missing[range].count);
-      for (; next < last && next < sent.size(); ++next) errors += same_bits(got[next], mark) ? 0 : 1;
+      for (; next < last && next < sent.size(); ++next)
+        errors += same_bits(got[next], mark) ? 0 : 1;
       ++range;
     }
   }
@@ -74,7 +77,8 @@ std::uint64_t check_entries(const std::vector<float>& sent, const std::vector<fl
 }
 
 DlcpRun run_dlcp(const P2pBenchOptions& options, std::size_t floats) {
-  const std::uint64_t token = std::random_device{}() | (std::uint64_t{std::random_device{}()} << 32);
+  const std::uint64_t token =
+      std::random_device{}() | (std::uint64_t{std::random_device{}()} << 32);
   TransportOptions base;
   base.world_size = 2;
   base.job_token = token;
@@ -123,9 +127,9 @@ DlcpRun run_dlcp(const P2pBenchOptions& options, std::size_t floats) {
       if (!timed) continue;
       run.times_ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
       ++run.completed;
-      run.max_missing_fraction = std::max(
-          run.max_missing_fraction,
-          static_cast<double>(result.stats.entries_missing) / static_cast<double>(floats));
+      run.max_missing_fraction =
+          std::max(run.max_missing_fraction,
+                   static_cast<double>(result.stats.entries_missing) / static_cast<double>(floats));
       run.protected_missing += result.stats.protected_missing;
       run.retransmitted += sender_view.stats.packets_retransmitted;
       run.rounds += sender_view.stats.rounds;
@@ -215,7 +219,8 @@ nlohmann::json run_p2p_bench(const P2pBenchOptions& options) {
     }
     out["tcp"] = t;
     const double tcp_goodput = t["goodput_gbps"].get<double>();
-    out["goodput_ratio_vs_tcp"] = tcp_goodput > 0 ? out["goodput_gbps"].get<double>() / tcp_goodput : 0.0;
+    out["goodput_ratio_vs_tcp"] =
+        tcp_goodput > 0 ? out["goodput_gbps"].get<double>() / tcp_goodput : 0.0;
     const double tcp_p99 = t["p99_ms"].get<double>();
     out["p99_ratio_vs_tcp"] = tcp_p99 > 0 ? out["p99_ms"].get<double>() / tcp_p99 : 0.0;
   }

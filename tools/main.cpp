@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
       "p2p", "One sender and one receiver over loopback (dlcp, optionally against TCP)");
   p2p_command->add_option("--mib", p2p.mib, "Message size in MiB")->check(CLI::PositiveNumber);
   p2p_command->add_option("--iters", p2p.iters, "Timed messages")->check(CLI::Range(1, 1000000));
-  p2p_command->add_option("--warmup", p2p.warmup, "Untimed messages first")->check(CLI::Range(0, 1000));
+  p2p_command->add_option("--warmup", p2p.warmup, "Untimed messages first")
+      ->check(CLI::Range(0, 1000));
   p2p_command->add_option("--drop", p2p.drop, "Injected receive-path loss rate (diagnostic)")
       ->check(CLI::Range(0.0, 1.0));
   p2p_command->add_option("--burst", p2p.burst, "Mean loss burst length in packets (1 = random)")
@@ -35,7 +36,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 3600000));
   p2p_command->add_option("--baseline", p2p.baseline, "Also run a baseline in the same run")
       ->check(CLI::IsMember({"none", "tcp"}));
-  p2p_command->add_flag("--tcp", tcp_only, "Run only the TCP baseline, same bytes, same output keys");
+  p2p_command->add_flag("--tcp", tcp_only,
+                        "Run only the TCP baseline, same bytes, same output keys");
   p2p_command->add_flag("--json", json, "End with the summary as one JSON line");
 
   dlcp::tools::DemoOptions demo;

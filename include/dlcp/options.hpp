@@ -13,8 +13,8 @@ inline constexpr int kPriorityClasses = 8;
 
 // DSCP per (priority class, drop precedence) and for control traffic. Defaults (see
 // DscpTable::defaults): class c -> CS(7 - c) with AF-style low-drop bits (0b010) when protected and
-// high-drop bits (0b110) when drop-eligible, so class 0 (front layers) is the most urgent; protected
-// packets are ECN-capable; control traffic uses DSCP 63, above every data codepoint.
+// high-drop bits (0b110) when drop-eligible, so class 0 (front layers) is the most urgent;
+// protected packets are ECN-capable; control traffic uses DSCP 63, above every data codepoint.
 struct DscpTable {
   std::array<std::uint8_t, kPriorityClasses> protected_dscp{};
   std::array<std::uint8_t, kPriorityClasses> drop_eligible_dscp{};
@@ -51,7 +51,8 @@ struct RateControlOptions {
 struct LossInjectionOptions {
   double drop_rate = 0.0;          // long-run fraction of data packets dropped, 0..1
   double mean_burst_length = 1.0;  // >= 1; 1 = independent drops, larger = Gilbert-Elliott bursts
-  std::array<double, kPriorityClasses> class_drop_rate{-1, -1, -1, -1, -1, -1, -1, -1};  // <0: drop_rate
+  std::array<double, kPriorityClasses> class_drop_rate{-1, -1, -1, -1,
+                                                       -1, -1, -1, -1};  // <0: drop_rate
   std::uint64_t seed = 1;
 
   bool enabled() const;
@@ -77,6 +78,9 @@ struct TransportOptions {
   int batch = 64;
   // Receive-side buffer for packets of messages not yet posted, in bytes.
   std::size_t backlog_bytes = 256u << 20;
+  // Early arrivals whose receive is not posted within this time are dropped (and re-requested by
+  // the missing-ranges round if the receive is posted later).
+  std::chrono::milliseconds early_arrival_ttl{60000};
   std::chrono::milliseconds connect_timeout{30000};
   // How often a receiver reports its receive rate and loss to each sender.
   std::chrono::microseconds feedback_interval{2000};

@@ -50,12 +50,12 @@ struct MessageStats {
   std::uint64_t packets_retransmitted = 0;  // sender: retransmissions only
   std::uint64_t packets_received = 0;       // distinct packets that arrived
   std::uint64_t packets_missing = 0;
-  std::uint64_t protected_missing = 0;      // always zero for a settled message
+  std::uint64_t protected_missing = 0;  // always zero for a settled message
   std::uint64_t entries_missing = 0;
-  std::uint32_t rounds = 0;                 // retransmission rounds after the first
+  std::uint32_t rounds = 0;  // retransmission rounds after the first
   std::uint32_t priority_class = 0;
   Completion completion = Completion::kComplete;
-  double seconds = 0;                       // from post to settlement
+  double seconds = 0;  // from post to settlement
 };
 
 struct MessageResult {
@@ -72,11 +72,11 @@ struct TransportCounters {
   std::uint64_t bytes_received = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t injected_drops = 0;
-  std::uint64_t backlog_packets = 0;     // early packets held for receives not yet posted
-  std::uint64_t rejected = 0;            // all rejections
+  std::uint64_t backlog_packets = 0;  // early packets held for receives not yet posted
+  std::uint64_t rejected = 0;         // all rejections
   std::vector<std::pair<std::string, std::uint64_t>> rejected_by_reason;  // nonzero reasons only
-  double send_rate_bytes_per_s = 0;      // current paced rate towards the busiest peer
-  double io_thread_cpu_seconds = 0;      // CPU time used by the transport's I/O thread so far
+  double send_rate_bytes_per_s = 0;  // current paced rate towards the busiest peer
+  double io_thread_cpu_seconds = 0;  // CPU time used by the transport's I/O thread so far
 };
 
 class Transport {

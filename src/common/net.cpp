@@ -62,7 +62,8 @@ void set_nonblocking(int fd) {
 
 void set_int_option(int fd, int level, int name, int value, const char* what) {
   if (::setsockopt(fd, level, name, &value, sizeof(value)) != 0) {
-    throw Error(ErrorCode::kSystem, -1, errno_message(std::string("setsockopt(") + what + ")", errno));
+    throw Error(ErrorCode::kSystem, -1,
+                errno_message(std::string("setsockopt(") + what + ")", errno));
   }
 }
 

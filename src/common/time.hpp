@@ -10,7 +10,9 @@ using SteadyClock = std::chrono::steady_clock;
 using TimePoint = SteadyClock::time_point;
 using Duration = std::chrono::nanoseconds;
 
-inline double to_seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+inline double to_seconds(Duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 inline Duration from_seconds(double s) {
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
 }

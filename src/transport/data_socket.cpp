@@ -115,11 +115,14 @@ std::span<const IncomingDatagram> DataSocket::receive_batch() {
   return std::span<const IncomingDatagram>(received_.data(), static_cast<std::size_t>(got));
 }
 
-std::size_t DataSocket::peek(std::span<std::byte> header) {
+std::optional<std::size_t> DataSocket::peek(std::span<std::byte> header) {
   // MSG_TRUNC makes a datagram socket return the datagram's full length.
-  const ssize_t n = ::recv(fd_.get(), header.data(), header.size(), MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+  const ssize_t n =
+      ::recv(fd_.get(), header.data(), header.size(), MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
   if (n >= 0) return static_cast<std::size_t>(n);
-  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED || errno == EINTR) return 0;
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED || errno == EINTR) {
+    return std::nullopt;
+  }
   throw Error(ErrorCode::kSystem, -1, net::errno_message("recv(MSG_PEEK)", errno));
 }
 
@@ -135,8 +138,10 @@ std::size_t DataSocket::receive_into(std::span<std::byte> header, std::span<std:
   const ssize_t n = ::recvmsg(fd_.get(), &message, MSG_DONTWAIT | MSG_TRUNC);
   if (n < 0) throw Error(ErrorCode::kSystem, -1, net::errno_message("recvmsg", errno));
   tos = 0;
-  for (cmsghdr* cmsg = CMSG_FIRSTHDR(&message); cmsg != nullptr; cmsg = CMSG_NXTHDR(&message, cmsg)) {
-    if (cmsg->cmsg_level == IPPROTO_IP && cmsg->cmsg_type == IP_TOS) std::memcpy(&tos, CMSG_DATA(cmsg), 1);
+  for (cmsghdr* cmsg = CMSG_FIRSTHDR(&message); cmsg != nullptr;
+       cmsg = CMSG_NXTHDR(&message, cmsg)) {
+    if (cmsg->cmsg_level == IPPROTO_IP && cmsg->cmsg_type == IP_TOS)
+      std::memcpy(&tos, CMSG_DATA(cmsg), 1);
   }
   return static_cast<std::size_t>(n);
 }

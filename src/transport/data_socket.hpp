@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -46,9 +47,10 @@ class DataSocket {
   std::span<const IncomingDatagram> receive_batch();
 
   // Zero-copy receive of large datagrams, in three steps on the datagram at the head of the
-  // queue: peek its first header.size() bytes and learn its full size (0 when nothing waits),
-  // then either receive it with the payload landing directly in `payload`, or discard it.
-  std::size_t peek(std::span<std::byte> header);
+  // queue: peek its first header.size() bytes and learn its full size (nothing when no datagram
+  // waits; an empty datagram is size 0), then either receive it with the payload landing directly
+  // in `payload`, or discard it.
+  std::optional<std::size_t> peek(std::span<std::byte> header);
   // Returns the datagram's size; `tos` receives its TOS byte.
   std::size_t receive_into(std::span<std::byte> header, std::span<std::byte> payload,
                            std::uint8_t& tos);

@@ -100,6 +100,9 @@ Engine::~Engine() {
   const std::uint64_t one = 1;
   [[maybe_unused]] const auto n = ::write(wake_.get(), &one, sizeof(one));
   if (io_thread_.joinable()) io_thread_.join();
+  // Commands posted after the loop's last pass: posts fail with kAborted below, not with a
+  // broken promise.
+  run_commands();
   for (auto& [key, message] : outgoing_) {
     message->promise.set_exception(std::make_exception_ptr(
         Error(ErrorCode::kAborted, key.peer, "transport shut down before the message settled")));
@@ -336,16 +339,13 @@ void Engine::fail_peer(PeerState& peer, const std::string& why) {
 
 std::uint64_t Engine::judge_losses(int peer) {
   // Packets are sprayed over several sockets and read socket by socket, so arrival order differs
-  // from send order by up to a batch per path. A first-round packet counts as lost only once the
-  // sender is known to be a full reorder window past it.
-  const std::int64_t window = static_cast<std::int64_t>(sockets_.size()) * options_.batch;
+  // from send order by up to a batch per path (one batch per socket per wakeup). A first-round
+  // packet counts as lost only once the sender is known to be two such windows past it.
+  const std::int64_t window = 2 * static_cast<std::int64_t>(sockets_.size()) * options_.batch;
   std::uint64_t lost = 0;
   for (auto& [key, message] : incoming_) {
-    if (key.peer != peer || !message->tracker) continue;
-    const std::int64_t judged_below = message->highest_first_round + 1 - window;
-    while (static_cast<std::int64_t>(message->loss_scan) < judged_below) {
-      lost += message->tracker->received(message->loss_scan) ? 0 : 1;
-      ++message->loss_scan;
+    if (key.peer == peer && message->tracker) {
+      lost += message->tracker->judge_losses(message->highest_first_round, window);
     }
   }
   return lost;
@@ -375,6 +375,10 @@ void Engine::on_timers(TimePoint now) {
         now - peer.feedback_since >= options_.feedback_interval) {
       send_feedback(peer, now);
     }
+  }
+  if (now >= next_expiry_check_) {
+    next_expiry_check_ = now + std::chrono::seconds(1);
+    expire_early_arrivals(now);
   }
   // Pending handshakes that never completed.
   for (auto it = pending_.begin(); it != pending_.end();) {
@@ -511,7 +515,8 @@ TransportCounters Engine::counters() const {
     }
     timespec cpu{};
     ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
-    snapshot.io_thread_cpu_seconds = static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9;
+    snapshot.io_thread_cpu_seconds =
+        static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9;
     promise->set_value(std::move(snapshot));
   });
   return future.get();

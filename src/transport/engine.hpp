@@ -46,7 +46,8 @@ struct MessageKey {
 
 struct MessageKeyHash {
   std::size_t operator()(const MessageKey& key) const {
-    return std::hash<std::uint64_t>{}(key.id * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(key.peer));
+    return std::hash<std::uint64_t>{}(key.id * 0x9E3779B97F4A7C15ull ^
+                                      static_cast<std::uint64_t>(key.peer));
   }
 };
 
@@ -77,9 +78,8 @@ struct IncomingMessage {
   MessageOptions options;
   std::uint32_t budget_ppm = 0;
   std::optional<ReceiveTracker> tracker;
+  bool flow_seen = false;
   std::int64_t highest_first_round = -1;
-  // Loss estimation: first-round packets below this sequence have been judged (lost or not).
-  std::uint32_t loss_scan = 0;
   bool report_pending = false;
   std::uint16_t report_round = 0;
   TimePoint last_packet{};
@@ -95,6 +95,12 @@ struct EarlyArrivals {
   std::optional<wire::FlowStart> flow;
   std::optional<wire::RoundFinished> round_finished;
   std::size_t bytes = 0;
+  TimePoint first_arrival{};
+};
+
+struct SettledMessage {
+  bool flow_seen = false;  // its FlowStart was applied before it settled
+  std::uint64_t generation = 0;
 };
 
 struct PeerState {
@@ -144,7 +150,8 @@ class Engine final : public Transport {
 
   // Lifecycle and control (engine.cpp).
   wire::Hello our_hello() const;
-  void register_peer(int rank, ControlChannel control, const wire::Hello& hello, int fd_for_address);
+  void register_peer(int rank, ControlChannel control, const wire::Hello& hello,
+                     int fd_for_address);
   void accept_connections(TimePoint now);
   void on_pending_readable(std::uint64_t id, TimePoint now);
   void on_control_readable(int peer, TimePoint now);
@@ -191,7 +198,9 @@ class Engine final : public Transport {
   void send_missing_report(IncomingMessage& message);
   void fail_incoming(IncomingMessage& message, ErrorCode code, const std::string& why,
                      bool tell_sender);
-  void remember_settled(const MessageKey& key);
+  void remember_settled(const MessageKey& key, bool flow_seen);
+  EarlyArrivals& early_entry(const MessageKey& key, TimePoint now);
+  void expire_early_arrivals(TimePoint now);
 
   TransportOptions options_;
   std::uint32_t bind_ipv4_ = 0;
@@ -219,8 +228,11 @@ class Engine final : public Transport {
   std::unordered_map<MessageKey, std::unique_ptr<IncomingMessage>, MessageKeyHash> incoming_;
   std::unordered_map<MessageKey, EarlyArrivals, MessageKeyHash> early_;
   std::size_t early_bytes_ = 0;
-  std::unordered_set<MessageKey, MessageKeyHash> settled_;
-  std::deque<MessageKey> settled_order_;
+  // Recently settled messages, so their late packets are refused as stale, oldest first out.
+  std::unordered_map<MessageKey, SettledMessage, MessageKeyHash> settled_;
+  std::deque<std::pair<MessageKey, std::uint64_t>> settled_order_;
+  std::uint64_t next_settled_generation_ = 0;
+  TimePoint next_expiry_check_{};
 
   // Send scratch reused for every burst.
   std::vector<std::byte> header_scratch_;

@@ -9,7 +9,6 @@
 namespace dlcp::transport {
 namespace {
 
-constexpr int kBatchesPerWakeup = 16;
 constexpr std::size_t kSettledMemory = 1 << 16;  // settled message ids remembered for stale packets
 constexpr std::size_t kMaxEarlyMessages = 1 << 16;
 constexpr std::size_t kDirectPlacementBytes = 8192;
@@ -48,6 +47,11 @@ std::future<MessageResult> Engine::recv(int peer, std::uint64_t message_id, std:
 void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now) {
   const MessageKey key = message->key;
   PeerState& peer = peers_[static_cast<std::size_t>(key.peer)];
+  if (stopping_.load()) {
+    message->promise.set_exception(std::make_exception_ptr(
+        Error(ErrorCode::kAborted, key.peer, "transport shut down before the receive was posted")));
+    return;
+  }
   if (!peer.failure.empty()) {
     message->promise.set_exception(
         std::make_exception_ptr(Error(ErrorCode::kPeerLost, key.peer, peer.failure)));
@@ -61,9 +65,7 @@ void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now)
     return;
   }
   // A reposted id starts a new transfer: forget that it was settled before.
-  if (settled_.erase(key) > 0) {
-    settled_order_.erase(std::find(settled_order_.begin(), settled_order_.end(), key));
-  }
+  settled_.erase(key);
   IncomingMessage& ref = *message;
   incoming_.emplace(key, std::move(message));
 
@@ -91,32 +93,29 @@ void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now)
 
 void Engine::receive_on(std::size_t socket_index, TimePoint now) {
   if (direct_receive_[socket_index]) return receive_direct(socket_index, now);
-  DataSocket& socket = sockets_[socket_index];
-  for (int i = 0; i < kBatchesPerWakeup; ++i) {
-    const auto batch = socket.receive_batch();
-    if (batch.empty()) return;
-    std::size_t bytes = 0;
-    for (const auto& datagram : batch) {
-      bytes += datagram.bytes.size();
-      on_datagram(datagram.bytes, datagram.tos, socket_index, now);
-    }
-    // Large datagrams are worth a peek syscall each to save copying their payload twice.
-    if (bytes >= kDirectPlacementBytes * batch.size()) {
-      direct_receive_[socket_index] = 1;
-      return;
-    }
+  const auto batch = sockets_[socket_index].receive_batch();
+  std::size_t bytes = 0;
+  for (const auto& datagram : batch) {
+    bytes += datagram.bytes.size();
+    on_datagram(datagram.bytes, datagram.tos, socket_index, now);
+  }
+  // Large datagrams are worth a peek syscall each to save copying their payload twice.
+  if (!batch.empty() && bytes >= kDirectPlacementBytes * batch.size()) {
+    direct_receive_[socket_index] = 1;
   }
 }
 
 void Engine::receive_direct(std::size_t socket_index, TimePoint now) {
   DataSocket& socket = sockets_[socket_index];
   std::array<std::byte, wire::kDataHeaderBytes> header_bytes;
-  const int limit = kBatchesPerWakeup * options_.batch;
-  for (int i = 0; i < limit; ++i) {
-    const std::size_t size = socket.peek(header_bytes);
-    if (size == 0) return;
+  // One batch per socket per wakeup, as on the batched path: sockets are serviced in turn, which
+  // bounds how far arrival order strays from send order (see Engine::judge_losses).
+  for (int i = 0; i < options_.batch; ++i) {
+    const std::optional<std::size_t> peeked = socket.peek(header_bytes);
+    if (!peeked) return;
+    const std::size_t size = *peeked;
     if (size < kDirectPlacementBytes) {
-      // Small datagrams again: back to batched receives.
+      // Small (or empty) datagrams again: the batched path reads and counts them.
       direct_receive_[socket_index] = 0;
       return receive_on(socket_index, now);
     }
@@ -151,8 +150,9 @@ void Engine::receive_direct(std::size_t socket_index, TimePoint now) {
       std::vector<std::byte> copy(size);
       socket.receive_into(std::span(copy).first(wire::kDataHeaderBytes),
                           std::span(copy).subspan(wire::kDataHeaderBytes), tos);
-      early_[key].datagrams.push_back(std::move(copy));
-      early_[key].bytes += size;
+      EarlyArrivals& early = early_entry(key, now);
+      early.datagrams.push_back(std::move(copy));
+      early.bytes += size;
       early_bytes_ += size;
     } else {
       rejects_.add(wire::RejectReason::kUnknownMessage);
@@ -211,7 +211,7 @@ void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
     rejects_.add(wire::RejectReason::kUnknownMessage);
     return;
   }
-  EarlyArrivals& early = early_[key];
+  EarlyArrivals& early = early_entry(key, now);
   early.datagrams.emplace_back(bytes.begin(), bytes.end());
   early.bytes += bytes.size();
   early_bytes_ += bytes.size();
@@ -266,12 +266,21 @@ void Engine::on_flow_start(PeerState& peer, const wire::FlowStart& flow, TimePoi
     apply_flow(*it->second, flow, now);
     return;
   }
-  if (settled_.contains(key)) return;
+  if (auto settled = settled_.find(key); settled != settled_.end()) {
+    if (!settled->second.flow_seen) {
+      // The FlowStart of a message that settled from its data alone, overtaken by its packets.
+      settled->second.flow_seen = true;
+      return;
+    }
+    // A new use of a settled id whose receive is not posted yet: its packets refused as stale
+    // so far are recovered by the missing-ranges round once the receive is posted.
+    settled_.erase(settled);
+  }
   if (!early_.contains(key) && early_.size() >= kMaxEarlyMessages) {
     rejects_.add(wire::RejectReason::kUnknownMessage);
     return;
   }
-  early_[key].flow = flow;
+  early_entry(key, now).flow = flow;
 }
 
 void Engine::apply_flow(IncomingMessage& message, const wire::FlowStart& flow, TimePoint now) {
@@ -283,6 +292,7 @@ void Engine::apply_flow(IncomingMessage& message, const wire::FlowStart& flow, T
                   true);
     return;
   }
+  message.flow_seen = true;
   message.tracker->set_flow(flow.protected_bitmap,
                             std::min(flow.loss_budget_ppm, message.budget_ppm));
   message.stats.priority_class = flow.priority_class;
@@ -352,7 +362,7 @@ void Engine::maybe_settle(IncomingMessage& message, TimePoint now) {
     result.missing.push_back({range.first, range.count});
   }
   message.promise.set_value(std::move(result));
-  remember_settled(key);
+  remember_settled(key, message.flow_seen);
   incoming_.erase(key);
 }
 
@@ -372,16 +382,39 @@ void Engine::fail_incoming(IncomingMessage& message, ErrorCode code, const std::
     peer.control.send(stop);
   }
   message.promise.set_exception(std::make_exception_ptr(Error(code, key.peer, why)));
-  remember_settled(key);
+  remember_settled(key, message.flow_seen);
   incoming_.erase(key);
 }
 
-void Engine::remember_settled(const MessageKey& key) {
-  if (!settled_.insert(key).second) return;
-  settled_order_.push_back(key);
-  if (settled_order_.size() > kSettledMemory) {
-    settled_.erase(settled_order_.front());
+void Engine::remember_settled(const MessageKey& key, bool flow_seen) {
+  const std::uint64_t generation = next_settled_generation_++;
+  settled_[key] = {flow_seen, generation};
+  settled_order_.emplace_back(key, generation);
+  while (settled_order_.size() > kSettledMemory) {
+    const auto& [old_key, old_generation] = settled_order_.front();
+    auto it = settled_.find(old_key);
+    if (it != settled_.end() && it->second.generation == old_generation) settled_.erase(it);
     settled_order_.pop_front();
+  }
+}
+
+EarlyArrivals& Engine::early_entry(const MessageKey& key, TimePoint now) {
+  auto [it, inserted] = early_.try_emplace(key);
+  if (inserted) it->second.first_arrival = now;
+  return it->second;
+}
+
+void Engine::expire_early_arrivals(TimePoint now) {
+  // Arrivals for a receive that is never posted (a sender that gave up, a peer that died, forged
+  // packets with the right token) must not hold backlog space forever.
+  for (auto it = early_.begin(); it != early_.end();) {
+    const bool peer_lost = !peers_[static_cast<std::size_t>(it->first.peer)].failure.empty();
+    if (peer_lost || now - it->second.first_arrival > options_.early_arrival_ttl) {
+      early_bytes_ -= it->second.bytes;
+      it = early_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 

@@ -66,6 +66,11 @@ std::future<MessageResult> Engine::send(int peer, std::uint64_t message_id,
 
 void Engine::start_send(std::unique_ptr<OutgoingMessage> message, TimePoint /*now*/) {
   PeerState& peer = peers_[static_cast<std::size_t>(message->key.peer)];
+  if (stopping_.load()) {
+    message->promise.set_exception(std::make_exception_ptr(
+        Error(ErrorCode::kAborted, peer.rank, "transport shut down before the message was sent")));
+    return;
+  }
   if (!peer.connected) {
     message->promise.set_exception(std::make_exception_ptr(Error(
         ErrorCode::kPeerLost, peer.rank,
@@ -154,8 +159,10 @@ void Engine::send_step(TimePoint now) {
       const std::uint32_t floats = header.expected_floats();
       header.payload_bytes = static_cast<std::uint16_t>(floats * wire::kFloatBytes);
       const bool is_protected = message->protected_flags[seq] != 0;
+      const bool last = message->next == message->pending.size();
       header.flags =
           static_cast<std::uint8_t>((is_protected ? wire::data_flags::kProtected : 0) |
+                                    (last ? wire::data_flags::kLastOfRound : 0) |
                                     (message->round > 0 ? wire::data_flags::kRetransmission : 0));
       std::span<std::byte> slot(&header_scratch_[count * wire::kDataHeaderBytes],
                                 wire::kDataHeaderBytes);

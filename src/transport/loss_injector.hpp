@@ -1,7 +1,7 @@
 // Diagnostic loss injection on the receive path (off by default): random or bursty drops of data
-// packets, optionally per priority class. Bursty loss is a Gilbert-Elliott channel with a good state
-// (no loss) and a bad state (every packet lost), parameterised by the long-run drop rate and the
-// mean burst length, so drop_rate stays the average loss whatever the burst length.
+// packets, optionally per priority class. Bursty loss is a Gilbert-Elliott channel with a good
+// state (no loss) and a bad state (every packet lost), parameterised by the long-run drop rate and
+// the mean burst length, so drop_rate stays the average loss whatever the burst length.
 #pragma once
 
 #include <array>

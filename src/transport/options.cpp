@@ -35,6 +35,8 @@ void TransportOptions::validate() const {
             std::to_string(socket_buffer_bytes));
   }
   if (connect_timeout.count() <= 0) invalid("TransportOptions.connect_timeout must be positive");
+  if (early_arrival_ttl.count() <= 0)
+    invalid("TransportOptions.early_arrival_ttl must be positive");
   if (feedback_interval.count() <= 0)
     invalid("TransportOptions.feedback_interval must be positive");
   if (quiet_before_report.count() < 0) invalid("TransportOptions.quiet_before_report must be >= 0");

@@ -82,7 +82,7 @@ struct DataExpectations {
 // (stride > 0, total > 0, seq < packet count), payload length against both the datagram size and
 // the packet's position (whole floats only).
 Expected<DataHeader, RejectReason> decode_data_packet(std::span<const std::byte> datagram,
-                                                           const DataExpectations& expect);
+                                                      const DataExpectations& expect);
 
 // The same checks from the header bytes alone (at least kDataHeaderBytes of them) and the size of
 // the whole datagram, for receivers that read the header before placing the payload.

@@ -10,23 +10,23 @@
 namespace dlcp::wire {
 
 enum class RejectReason : std::uint8_t {
-  kTooShort,          // shorter than the fixed header
-  kBadVersion,        // unknown protocol version
-  kBadFlags,          // reserved flag bits set
-  kBadReserved,       // reserved bytes not zero
-  kWrongJob,          // job token does not match this job (other job or stale run)
-  kWrongDestination,  // addressed to another rank
-  kBadSourceRank,     // source rank outside the world or equal to our own rank
-  kBadPriority,       // priority class outside 0..7
-  kBadGeometry,       // stride / total / sequence inconsistent (seq >= packet count, ...)
-  kBadPayloadLength,  // payload length disagrees with datagram size or packet geometry
-  kUnknownMessage,    // no posted receive and the early-arrival backlog is full
-  kMismatchedMessage, // packet geometry disagrees with the posted receive
-  kDuplicate,         // packet already received
-  kStaleMessage,      // packet for a message this receiver already settled
-  kBadControlType,    // unknown control message type
-  kBadControlLength,  // control frame length inconsistent with its type
-  kBadControlField,   // control field out of range (ranges unsorted, bitmap count wrong, ...)
+  kTooShort,           // shorter than the fixed header
+  kBadVersion,         // unknown protocol version
+  kBadFlags,           // reserved flag bits set
+  kBadReserved,        // reserved bytes not zero
+  kWrongJob,           // job token does not match this job (other job or stale run)
+  kWrongDestination,   // addressed to another rank
+  kBadSourceRank,      // source rank outside the world or equal to our own rank
+  kBadPriority,        // priority class outside 0..7
+  kBadGeometry,        // stride / total / sequence inconsistent (seq >= packet count, ...)
+  kBadPayloadLength,   // payload length disagrees with datagram size or packet geometry
+  kUnknownMessage,     // no posted receive and the early-arrival backlog is full
+  kMismatchedMessage,  // packet geometry disagrees with the posted receive
+  kDuplicate,          // packet already received
+  kStaleMessage,       // packet for a message this receiver already settled
+  kBadControlType,     // unknown control message type
+  kBadControlLength,   // control frame length inconsistent with its type
+  kBadControlField,    // control field out of range (ranges unsorted, bitmap count wrong, ...)
   kCount
 };
 

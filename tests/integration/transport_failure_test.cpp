@@ -2,10 +2,13 @@
 // separate process), peers that never send or never receive, invalid arguments, and a peer of
 // another job. Every failure must surface as a dlcp::Error with the right code, naming the peer,
 // and well before anything would hang.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,12 +64,12 @@ void cap_rate(TransportOptions& options, double rate) {
 }
 
 TEST(Failure, SenderDestroyedMidTransferFailsTheWaitingReceiver) {
-  auto world = make_world(2, [](TransportOptions& options) {
-    if (options.rank == 0) cap_rate(options, 20e6);  // 16 MB take ~0.8 s
-  });
   const auto values = make_values(4u << 20, 3);
   auto buffer = make_sentinel_buffer(values.size());
   constexpr auto kDeadline = 10s;
+  auto world = make_world(2, [](TransportOptions& options) {
+    if (options.rank == 0) cap_rate(options, 20e6);  // 16 MB take ~0.8 s
+  });
   auto got = world[1]->recv(0, 1, buffer, {.deadline = kDeadline});
   auto sent = world[0]->send(1, 1, values, {.deadline = kDeadline});
   ASSERT_TRUE(eventually([&] { return world[1]->counters().datagrams_received >= 100; }, 10s));
@@ -104,10 +107,136 @@ TEST(Failure, SenderDestroyedMidTransferFailsTheWaitingReceiver) {
   }
 }
 
-TEST(Failure, RecvFromAlivePeerThatNeverSendsHitsDeadline) {
+TEST(Failure, ReceiverDestroyedMidTransferFailsTheSender) {
+  const auto values = make_values(4u << 20, 8);
+  auto buffer = make_sentinel_buffer(values.size());
+  auto world = make_world(2, [](TransportOptions& options) {
+    if (options.rank == 1) cap_rate(options, 20e6);
+  });
+  auto got = world[0]->recv(1, 1, buffer, {.deadline = 10s});
+  auto sent = world[1]->send(0, 1, values, {.deadline = 10s});
+  ASSERT_TRUE(eventually([&] { return world[0]->counters().datagrams_received >= 100; }, 10s));
+  ASSERT_FALSE(ready_within(sent, 0ms)) << "transfer finished before the receiver was destroyed";
+
+  const auto destroyed = Clock::now();
+  world[0].reset();
+  ASSERT_TRUE(ready_within(got, 0ms));
+  if (auto e = error_of(got)) {
+    EXPECT_EQ(e->code(), ErrorCode::kAborted) << e->what();
+  }
+  ASSERT_TRUE(ready_within(sent, 11s));
+  const double waited = seconds_since(destroyed);
+  const auto e = error_of(sent);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->code(), ErrorCode::kPeerLost) << to_string(e->code()) << ": " << e->what();
+  EXPECT_EQ(e->peer(), 0);
+  EXPECT_TRUE(mentions(e->what(), "rank 0"));
+  EXPECT_LT(waited, 2.0) << "peer loss took " << waited << " s to surface";
+}
+
+TEST(Failure, MismatchedMessageSizesFailBothSides) {
+  const auto values = make_values(50'000, 9);
+  std::vector<float> buffer(40'000);
   auto world = make_world(2);
+  auto got = world[1]->recv(0, 1, buffer, {.deadline = 5s});
+  auto sent = world[0]->send(1, 1, values, {.deadline = 5s});
+  ASSERT_TRUE(ready_within(got, 2s));
+  if (auto e = error_of(got)) {
+    EXPECT_EQ(e->code(), ErrorCode::kProtocol) << e->what();
+    EXPECT_TRUE(mentions(e->what(), "rank 0"));
+    EXPECT_TRUE(mentions(e->what(), "50000"));
+    EXPECT_TRUE(mentions(e->what(), "40000"));
+  }
+  ASSERT_TRUE(ready_within(sent, 2s)) << "the sender was not told the receiver gave up";
+  if (auto e = error_of(sent)) {
+    EXPECT_EQ(e->code(), ErrorCode::kAborted) << e->what();
+    EXPECT_TRUE(mentions(e->what(), "rank 1"));
+  }
+  // The pair still works.
+  std::vector<float> right(values.size());
+  auto again = world[1]->recv(0, 2, right, {});
+  auto resent = world[0]->send(1, 2, values, {});
+  ASSERT_TRUE(ready_within(again, kWait));
+  EXPECT_EQ(again.get().stats.completion, Completion::kComplete);
+  EXPECT_EQ(std::memcmp(right.data(), values.data(), values.size() * sizeof(float)), 0);
+  ASSERT_TRUE(ready_within(resent, kWait));
+}
+
+TEST(Failure, PostingTheSameMessageTwiceIsRefused) {
+  const auto values = make_values(20'000, 10);
+  std::vector<float> buffer1(values.size());
+  std::vector<float> buffer2(values.size());
+  std::vector<float> other(values.size());
+  auto world = make_world(2);
+  // Message 1: sent twice before its receive exists, so the first send cannot have settled.
+  auto sent1 = world[0]->send(1, 1, values, {});
+  auto sent1_twice = world[0]->send(1, 1, values, {});
+  ASSERT_TRUE(ready_within(sent1_twice, 2s));
+  if (auto e = error_of(sent1_twice)) {
+    EXPECT_EQ(e->code(), ErrorCode::kInvalidArgument) << e->what();
+    EXPECT_TRUE(mentions(e->what(), "already in flight"));
+    EXPECT_TRUE(mentions(e->what(), "rank 1"));
+  }
+  // Message 2: received twice before anything is sent, so the first receive is still open.
+  auto got2 = world[1]->recv(0, 2, buffer2, {});
+  auto got2_twice = world[1]->recv(0, 2, other, {});
+  ASSERT_TRUE(ready_within(got2_twice, 2s));
+  if (auto e = error_of(got2_twice)) {
+    EXPECT_EQ(e->code(), ErrorCode::kInvalidArgument) << e->what();
+    EXPECT_TRUE(mentions(e->what(), "already posted"));
+    EXPECT_TRUE(mentions(e->what(), "rank 0"));
+  }
+  // The first postings are unharmed.
+  auto got1 = world[1]->recv(0, 1, buffer1, {});
+  auto sent2 = world[0]->send(1, 2, values, {});
+  for (auto* future : {&got1, &got2, &sent1, &sent2}) {
+    ASSERT_TRUE(ready_within(*future, kWait));
+    EXPECT_EQ(future->get().stats.completion, Completion::kComplete);
+  }
+  EXPECT_EQ(std::memcmp(buffer1.data(), values.data(), values.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(buffer2.data(), values.data(), values.size() * sizeof(float)), 0);
+}
+
+TEST(Failure, ConnectToAbsentPeerTimesOutNamingIt) {
+  TransportOptions options = test_options(1, 3, random_job_token());
+  options.connect_timeout = 300ms;
+  auto transport = Transport::create(options);
+  // A port nobody listens on: bind a socket to learn a free one, then close it.
+  const int probe = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(probe, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(::bind(probe, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  ::close(probe);  // the port is free again and nobody listens on it
+  const auto start = Clock::now();
+  const auto dialled =
+      thrown_by([&] { transport->connect(0, kLoopback, ntohs(address.sin_port)); });
+  const double dial_seconds = seconds_since(start);
+  ASSERT_TRUE(dialled.has_value());
+  EXPECT_EQ(dialled->code(), ErrorCode::kConnect) << dialled->what();
+  EXPECT_EQ(dialled->peer(), 0);
+  EXPECT_TRUE(mentions(dialled->what(), "rank 0"));
+  EXPECT_GE(dial_seconds, 0.25);
+  EXPECT_LT(dial_seconds, 1.5);
+  // Waiting for a higher rank that never dials.
+  const auto wait_start = Clock::now();
+  const auto waited = thrown_by([&] { transport->connect(2, kLoopback, 1); });
+  const double wait_seconds = seconds_since(wait_start);
+  ASSERT_TRUE(waited.has_value());
+  EXPECT_EQ(waited->code(), ErrorCode::kConnect) << waited->what();
+  EXPECT_EQ(waited->peer(), 2);
+  EXPECT_TRUE(mentions(waited->what(), "rank 2"));
+  EXPECT_GE(wait_seconds, 0.25);
+  EXPECT_LT(wait_seconds, 1.5);
+}
+
+TEST(Failure, RecvFromAlivePeerThatNeverSendsHitsDeadline) {
   std::vector<float> buffer(10'000);
   constexpr auto kDeadline = 300ms;
+  auto world = make_world(2);
   const auto posted = Clock::now();
   auto got = world[1]->recv(0, 1, buffer, {.deadline = kDeadline});
   ASSERT_TRUE(ready_within(got, kDeadline + 1s)) << "recv did not fail within deadline + 1 s";
@@ -123,9 +252,9 @@ TEST(Failure, RecvFromAlivePeerThatNeverSendsHitsDeadline) {
 }
 
 TEST(Failure, SendToPeerThatNeverPostsTheRecvHitsDeadline) {
-  auto world = make_world(2);
   const auto values = make_values(20'000, 4);
   constexpr auto kDeadline = 300ms;
+  auto world = make_world(2);
   const auto posted = Clock::now();
   auto sent = world[0]->send(1, 1, values, {.deadline = kDeadline});
   ASSERT_TRUE(ready_within(sent, kDeadline + 1s)) << "send did not fail within deadline + 1 s";
@@ -141,11 +270,11 @@ TEST(Failure, SendToPeerThatNeverPostsTheRecvHitsDeadline) {
 
 TEST(Failure, ReceiverGivingUpAtItsDeadlineAbortsTheSender) {
   // The receiver drops everything, so its receive expires; its Stop tells the sender.
+  const auto values = make_values(20'000, 5);
+  std::vector<float> buffer(values.size());
   auto world = make_world(2, [](TransportOptions& options) {
     if (options.rank == 1) options.inject.drop_rate = 1.0;
   });
-  const auto values = make_values(20'000, 5);
-  std::vector<float> buffer(values.size());
   auto got = world[1]->recv(0, 1, buffer, {.deadline = 300ms});
   auto sent = world[0]->send(1, 1, values, {.deadline = 10s});
   ASSERT_TRUE(ready_within(got, 2s));
@@ -223,9 +352,9 @@ TEST(Failure, PeerProcessKilledMidTransferFailsRecvWithPeerLost) {
   ::close(pipe_fds[0]);
   ASSERT_TRUE(got_port) << "child did not report its control port";
 
+  std::vector<float> buffer(kFloats);  // declared first: must outlive the transport
   auto transport = Transport::create(test_options(1, 2, token));
   transport->connect(0, kLoopback, child_port);
-  std::vector<float> buffer(kFloats);
   constexpr auto kDeadline = 10s;
   auto got = transport->recv(0, 9, buffer, {.deadline = kDeadline});
   ASSERT_TRUE(eventually([&] { return transport->counters().datagrams_received >= 200; }, 10s))
@@ -247,6 +376,42 @@ TEST(Failure, PeerProcessKilledMidTransferFailsRecvWithPeerLost) {
   ASSERT_EQ(::waitpid(child.pid, &status, 0), child.pid);
   child.pid = -1;
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+TEST(Failure, OperationsPostedJustBeforeShutdownFailWithAborted) {
+  int wrong = 0;
+  std::string example;
+  for (int i = 0; i < 10; ++i) {
+    const auto big = make_values(1u << 20, 2);
+    std::vector<float> big_buffer(big.size());
+    const auto values = make_values(1000, 1);
+    std::vector<float> buffer(values.size());
+    auto world = make_world(2);
+    // Keep rank 1's I/O thread busy sending, then post and shut down at once.
+    auto drain = world[0]->recv(1, 9, big_buffer, {});
+    auto busy = world[1]->send(0, 9, big, {});
+    std::this_thread::sleep_for(std::chrono::microseconds(300 * (i % 5)));
+    auto got = world[1]->recv(0, 1, buffer, {});
+    auto sent = world[1]->send(0, 2, values, {});
+    world[1].reset();
+    for (auto* future : {&got, &sent, &busy}) {
+      try {
+        future->get();
+        ++wrong;
+        example = "a result although the transport shut down";
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kAborted) {
+          ++wrong;
+          example = std::string(to_string(e.code())) + ": " + e.what();
+        }
+      } catch (const std::exception& e) {
+        ++wrong;
+        example = std::string("not a dlcp::Error: ") + e.what();
+      }
+    }
+    drain.wait();  // rank 0 notices the loss; then big_buffer may go
+  }
+  EXPECT_EQ(wrong, 0) << "e.g. " << example;
 }
 
 TEST(Failure, InvalidArgumentsAreRefusedWithAClearMessage) {

@@ -25,8 +25,8 @@ std::uint64_t allowed_missing(double budget, std::size_t total) {
   return static_cast<std::uint64_t>(total) * ppm / 1'000'000;
 }
 
-std::uint64_t expected_packets(std::size_t total) {
-  return (total + kTestStride - 1) / kTestStride;
+std::uint64_t expected_packets(std::size_t total, std::size_t stride) {
+  return (total + stride - 1) / stride;
 }
 
 struct Transfer {
@@ -55,11 +55,11 @@ Transfer transfer(const std::vector<std::unique_ptr<Transport>>& world, int from
 }
 
 void check_properties(const std::vector<float>& values, const std::vector<float>& buffer,
-                      const Transfer& t, double budget) {
+                      const Transfer& t, double budget, std::size_t stride = kTestStride) {
   const MessageStats& stats = t.received.stats;
   EXPECT_LE(stats.entries_missing, allowed_missing(budget, values.size()));
   EXPECT_EQ(stats.protected_missing, 0u);
-  EXPECT_EQ(stats.packets, expected_packets(values.size()));
+  EXPECT_EQ(stats.packets, expected_packets(values.size(), stride));
   EXPECT_EQ(stats.packets_received + stats.packets_missing, stats.packets);
   EXPECT_EQ(stats.completion == Completion::kComplete, stats.entries_missing == 0)
       << "completion " << to_string(stats.completion) << " with " << stats.entries_missing
@@ -143,6 +143,8 @@ INSTANTIATE_TEST_SUITE_P(Loss, LossPropertyTest,
                          loss_name);
 
 TEST(LossProperty, ReliableModeDeliversEverythingAtHalfLoss) {
+  const auto values = make_values(400'000, 99);
+  std::vector<float> buffer;
   auto world = make_world(2, [](TransportOptions& options) {
     if (options.rank == 0) {
       options.inject.drop_rate = 0.5;
@@ -150,8 +152,6 @@ TEST(LossProperty, ReliableModeDeliversEverythingAtHalfLoss) {
       options.inject.seed = 42;
     }
   });
-  const auto values = make_values(400'000, 99);
-  std::vector<float> buffer;
   // Rank 1 sends to rank 0 this time: the dialling side is the sender.
   const Transfer t = transfer(world, 1, 0, 7, values, buffer, 0.0, 0.0, 0, 1);
   check_properties(values, buffer, t, 0.0);
@@ -162,14 +162,14 @@ TEST(LossProperty, ReliableModeDeliversEverythingAtHalfLoss) {
 }
 
 TEST(LossProperty, EffectiveBudgetIsTheSmallerOfBothSides) {
+  const auto values = make_values(100'000, 5);
+  std::vector<float> buffer;
   auto world = make_world(2, [](TransportOptions& options) {
     if (options.rank == 1) {
       options.inject.drop_rate = 0.2;
       options.inject.seed = 4242;
     }
   });
-  const auto values = make_values(100'000, 5);
-  std::vector<float> buffer;
   // Receiver reliable, sender lenient: reliable wins.
   Transfer t = transfer(world, 0, 1, 1, values, buffer, 0.1, 0.0);
   check_properties(values, buffer, t, 0.0);
@@ -179,6 +179,30 @@ TEST(LossProperty, EffectiveBudgetIsTheSmallerOfBothSides) {
   // Sender 1%, receiver 10%: at most 1% may be missing.
   t = transfer(world, 0, 1, 3, values, buffer, 0.01, 0.1);
   check_properties(values, buffer, t, 0.01);
+}
+
+TEST(LossProperty, LargeDatagramsAtTheRouteMtuUnderBurstyLoss) {
+  // mtu 0: the route's MTU, 64 KiB on loopback, so each packet carries 16366 floats and the
+  // receiver may place payloads without a copy.
+  constexpr std::size_t kLargeStride = (65507 - 40) / 4;
+  auto world = make_world(2, [](TransportOptions& options) {
+    options.mtu = 0;
+    if (options.rank == 1) {
+      options.inject.drop_rate = 0.2;
+      options.inject.mean_burst_length = 4;
+      options.inject.seed = 77;
+    }
+  });
+  std::uint64_t id = 1;
+  for (const double budget : kBudgets) {
+    SCOPED_TRACE(::testing::Message() << "budget " << budget);
+    const auto values = make_values(1'000'003, id);
+    std::vector<float> buffer;
+    const Transfer t = transfer(world, 0, 1, id++, values, buffer, budget, budget);
+    check_properties(values, buffer, t, budget, kLargeStride);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(world[1]->counters().injected_drops, 0u);
 }
 
 }  // namespace

@@ -14,10 +14,13 @@ namespace {
 
 constexpr auto kWait = 20s;  // bound on any single wait, so a bug fails instead of hanging
 
-TEST(Ordering, RecvPostedAfterSenderFinishedCompletesFromBacklog) {
-  auto world = make_world(2);
-  const auto values = make_values(200'000, 11);
-  const std::uint64_t packets = (values.size() + kTestStride - 1) / kTestStride;
+// mtu 0 = the route's MTU (64 KiB datagrams on loopback), else kTestMtu.
+void late_recv_completes_from_backlog(int mtu, std::size_t stride) {
+  // Buffers first: they must outlive the transports, even when an assertion returns early.
+  const auto values = make_values(mtu == 0 ? 2'000'000 : 200'000, 11);
+  auto buffer = make_sentinel_buffer(values.size());
+  auto world = make_world(2, [&](TransportOptions& options) { options.mtu = mtu; });
+  const std::uint64_t packets = (values.size() + stride - 1) / stride;
   auto sent = world[0]->send(1, 77, values, {.layer = 2, .num_layers = 4});
 
   // Let the sender hand every packet to the kernel and the receiver hold them as early arrivals.
@@ -27,7 +30,6 @@ TEST(Ordering, RecvPostedAfterSenderFinishedCompletesFromBacklog) {
   std::this_thread::sleep_for(100ms);
   ASSERT_FALSE(ready_within(sent, 0ms)) << "send settled before any receive was posted";
 
-  auto buffer = make_sentinel_buffer(values.size());
   auto got = world[1]->recv(0, 77, buffer, {.layer = 2, .num_layers = 4});
   ASSERT_TRUE(ready_within(got, kWait));
   const MessageResult result = got.get();
@@ -39,21 +41,29 @@ TEST(Ordering, RecvPostedAfterSenderFinishedCompletesFromBacklog) {
   EXPECT_EQ(world[1]->counters().backlog_packets, 0u);
 }
 
+TEST(Ordering, RecvPostedAfterSenderFinishedCompletesFromBacklog) {
+  late_recv_completes_from_backlog(kTestMtu, kTestStride);
+}
+
+TEST(Ordering, RecvPostedAfterSenderFinishedCompletesFromBacklogWithLargeDatagrams) {
+  late_recv_completes_from_backlog(0, (65507 - 40) / 4);
+}
+
 TEST(Ordering, LateRecvUnderLossRecoversMissingPacketsAfterPosting) {
+  const auto values = make_values(150'000, 12);
+  auto buffer = make_sentinel_buffer(values.size());
   auto world = make_world(2, [](TransportOptions& options) {
     if (options.rank == 1) {
       options.inject.drop_rate = 0.2;
       options.inject.seed = 2024;
     }
   });
-  const auto values = make_values(150'000, 12);
   auto sent = world[0]->send(1, 78, values, {});
   // The first round ends with gaps the receiver cannot report yet: nothing is posted.
   ASSERT_TRUE(eventually([&] { return world[1]->counters().backlog_packets > 0; }, 10s));
   std::this_thread::sleep_for(150ms);
   ASSERT_FALSE(ready_within(sent, 0ms));
 
-  auto buffer = make_sentinel_buffer(values.size());
   auto got = world[1]->recv(0, 78, buffer, {});
   ASSERT_TRUE(ready_within(got, kWait));
   const MessageResult result = got.get();
@@ -65,12 +75,6 @@ TEST(Ordering, LateRecvUnderLossRecoversMissingPacketsAfterPosting) {
 }
 
 TEST(Ordering, SeveralMessagesInFlightToTheSamePeerWithDifferentLayers) {
-  auto world = make_world(2, [](TransportOptions& options) {
-    if (options.rank == 1) {
-      options.inject.drop_rate = 0.05;
-      options.inject.seed = 7;
-    }
-  });
   constexpr int kLayers = 6;
   std::vector<std::vector<float>> values;
   std::vector<std::vector<float>> buffers;
@@ -83,6 +87,12 @@ TEST(Ordering, SeveralMessagesInFlightToTheSamePeerWithDifferentLayers) {
     back_values.push_back(make_values(size / 2 + 1, 200 + static_cast<std::uint64_t>(layer)));
     back_buffers.push_back(make_sentinel_buffer(size / 2 + 1));
   }
+  auto world = make_world(2, [](TransportOptions& options) {
+    if (options.rank == 1) {
+      options.inject.drop_rate = 0.05;
+      options.inject.seed = 7;
+    }
+  });
   std::vector<std::future<MessageResult>> recvs;
   std::vector<std::future<MessageResult>> sends;
   // Receives posted in reverse layer order, sends in layer order, both directions at once.
@@ -118,7 +128,6 @@ TEST(Ordering, SeveralMessagesInFlightToTheSamePeerWithDifferentLayers) {
 
 TEST(Ordering, ThreeRanksSendToEachOtherConcurrently) {
   constexpr int kWorld = 3;
-  auto world = make_world(kWorld);
   // The same message id on every pair: ids are scoped to a pair of ranks.
   constexpr std::uint64_t kId = 5;
   struct Flow {
@@ -142,6 +151,7 @@ TEST(Ordering, ThreeRanksSendToEachOtherConcurrently) {
                        {}});
     }
   }
+  auto world = make_world(kWorld);
   for (auto& flow : flows) {
     flow.recv = world[static_cast<std::size_t>(flow.to)]->recv(flow.from, kId, flow.buffer, {});
   }
@@ -170,6 +180,11 @@ TEST(Ordering, FrontLayerMessageOvertakesLargeBackLayerMessage) {
   // The sender is capped at 100 MB/s so the 16 MiB back-layer message takes ~170 ms on any
   // machine; the front-layer one is posted once it is well under way.
   constexpr double kRate = 100e6;
+  constexpr int kLayers = 8;
+  const auto big = make_values(4u << 20, 1);  // 16 MiB
+  const auto small = make_values(50'000, 2);
+  auto big_buffer = make_sentinel_buffer(big.size());
+  auto small_buffer = make_sentinel_buffer(small.size());
   auto world = make_world(2, [&](TransportOptions& options) {
     if (options.rank == 0) {
       options.rate.min_rate = 10e6;
@@ -177,11 +192,6 @@ TEST(Ordering, FrontLayerMessageOvertakesLargeBackLayerMessage) {
       options.rate.max_rate = kRate;
     }
   });
-  constexpr int kLayers = 8;
-  const auto big = make_values(4u << 20, 1);  // 16 MiB
-  const auto small = make_values(50'000, 2);
-  auto big_buffer = make_sentinel_buffer(big.size());
-  auto small_buffer = make_sentinel_buffer(small.size());
   const MessageOptions back{.layer = kLayers - 1, .num_layers = kLayers};
   const MessageOptions front{.layer = 0, .num_layers = kLayers};
 
@@ -228,6 +238,65 @@ TEST(Ordering, FrontLayerMessageOvertakesLargeBackLayerMessage) {
   ASSERT_TRUE(ready_within(big_send, kWait));
   EXPECT_EQ(small_send.get().stats.completion, Completion::kComplete);
   EXPECT_EQ(big_send.get().stats.completion, Completion::kComplete);
+}
+
+TEST(Ordering, MessageIdCanBeReusedOnceSettled) {
+  constexpr int kUses = 3;
+  std::vector<std::vector<float>> all_values;
+  std::vector<std::vector<float>> buffers;
+  for (int use = 0; use < kUses; ++use) {
+    all_values.push_back(make_values(30'000, 300 + static_cast<std::uint64_t>(use)));
+    buffers.push_back(make_sentinel_buffer(30'000));
+  }
+  auto world = make_world(2);
+  for (int use = 0; use < kUses; ++use) {
+    SCOPED_TRACE(::testing::Message() << "use " << use);
+    const auto& values = all_values[static_cast<std::size_t>(use)];
+    auto& buffer = buffers[static_cast<std::size_t>(use)];
+    auto got = world[1]->recv(0, 42, buffer, {.deadline = 5s});
+    // Make sure the receive is really posted on the I/O thread before anything is sent: early
+    // packets of a reused id are refused (the known engine bug that
+    // ReusedMessageIdSentBeforeTheNewRecvIsPosted reproduces).
+    (void)world[1]->counters();
+    auto sent = world[0]->send(1, 42, values, {.deadline = 5s});
+    ASSERT_TRUE(ready_within(got, kWait));
+    const MessageResult result = got.get();
+    EXPECT_EQ(result.stats.completion, Completion::kComplete);
+    expect_delivery_matches(values, buffer, result);
+    ASSERT_TRUE(ready_within(sent, kWait));
+    EXPECT_EQ(sent.get().stats.completion, Completion::kComplete);
+  }
+}
+
+TEST(Ordering, ReusedMessageIdSentBeforeTheNewRecvIsPosted) {
+  // Both sides finished the first use of id 42; the sender starts the second use before the
+  // receiver has posted its receive for it (no packet of the first use is in flight any more,
+  // which is all transport.hpp asks of a reused id).
+  const auto first = make_values(30'000, 400);
+  const auto second = make_values(30'000, 401);
+  auto buffer = make_sentinel_buffer(first.size());
+  auto second_buffer = make_sentinel_buffer(second.size());
+  auto world = make_world(2);
+  auto got = world[1]->recv(0, 42, buffer, {.deadline = 5s});
+  auto sent = world[0]->send(1, 42, first, {.deadline = 5s});
+  ASSERT_TRUE(ready_within(got, kWait));
+  ASSERT_TRUE(ready_within(sent, kWait));
+  EXPECT_EQ(got.get().stats.completion, Completion::kComplete);
+  EXPECT_EQ(sent.get().stats.completion, Completion::kComplete);
+
+  auto second_sent = world[0]->send(1, 42, second, {.deadline = 3s});
+  std::this_thread::sleep_for(50ms);
+  auto second_got = world[1]->recv(0, 42, second_buffer, {.deadline = 3s});
+  ASSERT_TRUE(ready_within(second_got, 5s));
+  try {
+    const MessageResult result = second_got.get();
+    EXPECT_EQ(result.stats.completion, Completion::kComplete);
+    expect_delivery_matches(second, second_buffer, result);
+  } catch (const Error& e) {
+    FAIL() << "second use of the id failed: " << e.what()
+           << "; receiver counters: " << world[1]->counters().rejected << " rejected";
+  }
+  ASSERT_TRUE(ready_within(second_sent, 5s));
 }
 
 }  // namespace

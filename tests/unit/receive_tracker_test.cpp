@@ -421,3 +421,40 @@ TEST(ReceiveTracker, PropertyRandomDropPatterns) {
 
 }  // namespace
 }  // namespace dlcp::transport
+
+namespace dlcp::transport {
+namespace {
+
+TEST(ReceiveTrackerJudgeLosses, OnlyJudgesPacketsAWindowBehindTheHighestSequence) {
+  ReceiveTracker tracker(100 * 10, 10);  // 100 packets
+  for (std::uint32_t seq : {0u, 1u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 10u}) tracker.mark_received(seq);
+  // Highest seen 10, window 4: packets 0..6 are judged; only 2 is missing.
+  EXPECT_EQ(tracker.judge_losses(10, 4), 1u);
+  // Nothing new is judged without progress, and packet 2 arriving late does not un-count it.
+  tracker.mark_received(2);
+  EXPECT_EQ(tracker.judge_losses(10, 4), 0u);
+  // Progress to 30: packets 7..26 judged; 11..26 never arrived (16 packets).
+  for (std::uint32_t seq = 27; seq <= 30; ++seq) tracker.mark_received(seq);
+  EXPECT_EQ(tracker.judge_losses(30, 4), 16u);
+}
+
+TEST(ReceiveTrackerJudgeLosses, ReorderingWithinTheWindowIsNotLoss) {
+  ReceiveTracker tracker(64 * 4, 4);  // 64 packets
+  // Four paths read one socket at a time: 0,4,8,... then 1,5,9,... The window covers it.
+  std::uint64_t lost = 0;
+  for (std::uint32_t path = 0; path < 4; ++path) {
+    for (std::uint32_t seq = path; seq < 64; seq += 4) tracker.mark_received(seq);
+    lost += tracker.judge_losses(63, 64);
+  }
+  EXPECT_EQ(lost, 0u);
+}
+
+TEST(ReceiveTrackerJudgeLosses, NeverJudgesBeyondThePacketCount) {
+  ReceiveTracker tracker(10, 1);  // 10 packets
+  EXPECT_EQ(tracker.judge_losses(1000, 0), 10u);
+  EXPECT_EQ(tracker.judge_losses(2000, 0), 0u);
+  EXPECT_EQ(tracker.judge_losses(-1, 4), 0u);
+}
+
+}  // namespace
+}  // namespace dlcp::transport
