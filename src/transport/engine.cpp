@@ -429,13 +429,14 @@ void Engine::on_timers(TimePoint now) {
 }
 
 Duration Engine::next_wakeup(TimePoint now) {
-  if (!commands_.empty()) return Duration::zero();
+  // Posted commands wake the loop through the eventfd, so they need no check here.
   Duration wait = std::chrono::milliseconds(50);
   if (!outgoing_.empty() || !incoming_.empty() || !pending_.empty()) wait = kTimerTick;
+  const Duration blocked = send_blocked_until_ > now ? send_blocked_until_ - now : Duration::zero();
   for (const auto& [order, seq, message] : send_order_) {
     PeerState& peer = peers_[static_cast<std::size_t>(message->key.peer)];
-    wait = std::min(wait, peer.pacer->wait_for(peer.datagram_bytes, now));
-    if (wait == Duration::zero()) break;
+    wait = std::min(wait, std::max(blocked, peer.pacer->wait_for(peer.datagram_bytes, now)));
+    if (wait == blocked) break;
   }
   return wait;
 }

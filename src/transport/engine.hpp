@@ -242,6 +242,7 @@ class Engine final : public Transport {
   TransportCounters stats_;
   wire::RejectCounters rejects_;
   TimePoint next_timer_check_{};
+  TimePoint send_blocked_until_{};  // after the kernel refused a whole burst
 
   mutable std::mutex commands_mutex_;
   mutable std::vector<std::function<void()>> commands_;

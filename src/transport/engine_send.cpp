@@ -14,6 +14,7 @@ static_assert(std::endian::native == std::endian::little,
               "dlcp's zero-copy send path assumes a little-endian host");
 
 constexpr int kBurstsPerStep = 4;
+constexpr Duration kSendBackoff = std::chrono::microseconds(50);
 
 }  // namespace
 
@@ -120,6 +121,7 @@ void Engine::dequeue(OutgoingMessage& message) {
 }
 
 void Engine::send_step(TimePoint now) {
+  if (now < send_blocked_until_) return;
   for (int burst = 0; burst < kBurstsPerStep && !send_order_.empty(); ++burst) {
     // The most urgent message whose peer's pacer allows a packet now. A higher-priority message
     // posted while another is in flight sorts first and takes the next burst.
@@ -205,7 +207,12 @@ void Engine::send_step(TimePoint now) {
       peer.control.send(wire::RoundFinished{message->key.id, message->round,
                                             static_cast<std::uint32_t>(message->pending.size())});
     }
-    if (sent_bytes == 0) return;  // socket buffers full: let the loop wait
+    if (sent_bytes == 0) {
+      // The kernel's buffers are full (EAGAIN/ENOBUFS): back off briefly instead of spinning,
+      // which on a small machine would take the CPU the receiving side needs to drain them.
+      send_blocked_until_ = now + kSendBackoff;
+      return;
+    }
   }
 }
 
