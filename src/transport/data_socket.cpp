@@ -1,6 +1,7 @@
 #include "transport/data_socket.hpp"
 
 #include <netinet/ip.h>
+#include <netinet/udp.h>
 
 #include <cerrno>
 #include <cstring>
@@ -12,6 +13,7 @@ namespace dlcp::transport {
 namespace {
 
 constexpr std::size_t kTosControlSpace = CMSG_SPACE(sizeof(int));
+constexpr std::size_t kSendControlSpace = kTosControlSpace + CMSG_SPACE(sizeof(std::uint16_t));
 
 void set_buffer(int fd, int forced, int capped, int bytes, const char* what) {
   if (::setsockopt(fd, SOL_SOCKET, forced, &bytes, sizeof(bytes)) == 0) return;
@@ -39,9 +41,13 @@ DataSocket::DataSocket(std::uint32_t ipv4, int buffer_bytes, std::size_t batch,
   }
   port_ = ntohs(net::local_address(fd_.get()).sin_port);
 
+  // UDP GSO is there when the kernel knows the option.
+  int segment = 0;
+  socklen_t segment_length = sizeof(segment);
+  gso_enabled_ = ::getsockopt(fd_.get(), SOL_UDP, UDP_SEGMENT, &segment, &segment_length) == 0;
+
   send_headers_.resize(batch_);
-  send_iov_.resize(2 * batch_);
-  send_control_.resize(kTosControlSpace * batch_);
+  send_control_.resize(kSendControlSpace * batch_);
   pool_.resize(max_datagram_ * batch_);
   recv_headers_.resize(batch_);
   recv_iov_.resize(batch_);
@@ -51,26 +57,30 @@ DataSocket::DataSocket(std::uint32_t ipv4, int buffer_bytes, std::size_t batch,
 
 std::size_t DataSocket::send_batch(std::span<const OutgoingDatagram> datagrams) {
   const std::size_t count = std::min(datagrams.size(), batch_);
-  std::memset(send_control_.data(), 0, kTosControlSpace * count);
+  std::memset(send_control_.data(), 0, kSendControlSpace * count);
   for (std::size_t i = 0; i < count; ++i) {
     const OutgoingDatagram& datagram = datagrams[i];
-    iovec* iov = &send_iov_[2 * i];
-    iov[0] = {const_cast<std::byte*>(datagram.header.data()), datagram.header.size()};
-    iov[1] = {const_cast<std::byte*>(datagram.payload.data()), datagram.payload.size()};
     msghdr& header = send_headers_[i].msg_hdr;
     header = {};
     header.msg_name = const_cast<sockaddr_in*>(datagram.destination);
     header.msg_namelen = sizeof(sockaddr_in);
-    header.msg_iov = iov;
-    header.msg_iovlen = datagram.payload.empty() ? 1 : 2;
-    header.msg_control = &send_control_[kTosControlSpace * i];
-    header.msg_controllen = kTosControlSpace;
+    header.msg_iov = const_cast<iovec*>(datagram.iov.data());
+    header.msg_iovlen = datagram.iov.size();
+    header.msg_control = &send_control_[kSendControlSpace * i];
+    header.msg_controllen = datagram.segment_size > 0 ? kSendControlSpace : kTosControlSpace;
     cmsghdr* cmsg = CMSG_FIRSTHDR(&header);
     cmsg->cmsg_level = IPPROTO_IP;
     cmsg->cmsg_type = IP_TOS;
     cmsg->cmsg_len = CMSG_LEN(sizeof(int));
     const int tos = datagram.tos;
     std::memcpy(CMSG_DATA(cmsg), &tos, sizeof(tos));
+    if (datagram.segment_size > 0) {
+      cmsg = CMSG_NXTHDR(&header, cmsg);
+      cmsg->cmsg_level = SOL_UDP;
+      cmsg->cmsg_type = UDP_SEGMENT;
+      cmsg->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+      std::memcpy(CMSG_DATA(cmsg), &datagram.segment_size, sizeof(std::uint16_t));
+    }
   }
   const int sent = ::sendmmsg(fd_.get(), send_headers_.data(), static_cast<unsigned>(count), 0);
   if (sent >= 0) return static_cast<std::size_t>(sent);
@@ -78,6 +88,11 @@ std::size_t DataSocket::send_batch(std::span<const OutgoingDatagram> datagrams) 
   // ECONNREFUSED reports an earlier ICMP port-unreachable: the peer's socket is gone. The
   // control channel is the authority on peer liveness, so treat it as a dropped batch.
   if (errno == ECONNREFUSED) return count;
+  if ((errno == EINVAL || errno == EIO || errno == EOPNOTSUPP) && gso_enabled_ &&
+      datagrams.front().segment_size > 0) {
+    gso_enabled_ = false;  // the route's device cannot segment: one datagram per packet
+    return 0;
+  }
   throw Error(ErrorCode::kSystem, -1, net::errno_message("sendmmsg", errno));
 }
 

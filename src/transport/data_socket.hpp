@@ -15,11 +15,13 @@
 
 namespace dlcp::transport {
 
-// One outgoing datagram: a header and a payload sent without copying them together.
+// One sendmmsg entry: one datagram, or with UDP GSO several datagrams the kernel cuts apart.
+// `iov` alternates header and payload of each packet, sent without copying them together. With
+// segment_size > 0 every packet but the last must be exactly segment_size bytes.
 struct OutgoingDatagram {
   const sockaddr_in* destination = nullptr;
-  std::span<const std::byte> header;
-  std::span<const std::byte> payload;
+  std::span<const iovec> iov;
+  std::uint16_t segment_size = 0;
   std::uint8_t tos = 0;
 };
 
@@ -39,9 +41,11 @@ class DataSocket {
   std::uint32_t ipv4() const { return ipv4_; }
   std::uint16_t port() const { return port_; }
 
-  // Sends as many of the datagrams as the kernel takes; returns how many (0 when the socket
-  // buffer is full). Throws dlcp::Error(kSystem) on other errors.
+  // Sends as many of the entries as the kernel takes; returns how many (0 when the socket
+  // buffer is full). Throws dlcp::Error(kSystem) on other errors. A kernel or device that refuses
+  // GSO turns gso_enabled() off and the entries count as not sent, so the caller resends them.
   std::size_t send_batch(std::span<const OutgoingDatagram> datagrams);
+  bool gso_enabled() const { return gso_enabled_; }
 
   // Receives up to one batch; the spans stay valid until the next call. Empty when nothing waits.
   std::span<const IncomingDatagram> receive_batch();
@@ -60,11 +64,11 @@ class DataSocket {
   Fd fd_;
   std::uint32_t ipv4_ = 0;
   std::uint16_t port_ = 0;
+  bool gso_enabled_ = false;
   std::size_t batch_;
   std::size_t max_datagram_;
   // Send scratch, reused across calls (no allocation per batch).
   std::vector<mmsghdr> send_headers_;
-  std::vector<iovec> send_iov_;
   std::vector<std::byte> send_control_;
   // Receive pool.
   std::vector<std::byte> pool_;

@@ -82,7 +82,9 @@ Engine::Engine(const TransportOptions& options)
   }
   header_scratch_.resize(batch * wire::kDataHeaderBytes);
   per_socket_.resize(sockets_.size());
-  per_socket_seq_.resize(sockets_.size());
+  per_socket_groups_.resize(sockets_.size());
+  iov_scratch_.resize(2 * batch);
+  burst_.reserve(batch);
 
   epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
   wake_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));

@@ -168,6 +168,9 @@ class Engine final : public Transport {
   // Sending (engine_send.cpp).
   void start_send(std::unique_ptr<OutgoingMessage> message, TimePoint now);
   void send_step(TimePoint now);
+  // Sends one burst of `message` within its peer's pacing budget; returns the bytes sent.
+  std::uint64_t send_burst(OutgoingMessage& message, TimePoint now);
+  std::uint32_t packet_floats(const OutgoingMessage& message, std::uint32_t seq) const;
   void enqueue(OutgoingMessage& message);
   void dequeue(OutgoingMessage& message);
   void on_missing_ranges(PeerState& peer, const wire::MissingRanges& missing);
@@ -237,7 +240,10 @@ class Engine final : public Transport {
   // Send scratch reused for every burst.
   std::vector<std::byte> header_scratch_;
   std::vector<std::vector<OutgoingDatagram>> per_socket_;
-  std::vector<std::vector<std::uint32_t>> per_socket_seq_;
+  std::vector<std::uint32_t> burst_;
+  std::vector<iovec> iov_scratch_;
+  // Per socket, the burst_ index range [first, first + count) of each sendmmsg entry.
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> per_socket_groups_;
 
   TransportCounters stats_;
   wire::RejectCounters rejects_;

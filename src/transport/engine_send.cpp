@@ -15,6 +15,9 @@ static_assert(std::endian::native == std::endian::little,
 
 constexpr int kBurstsPerStep = 4;
 constexpr Duration kSendBackoff = std::chrono::microseconds(50);
+// UDP GSO limits: segments per send, and bytes per send (one IPv4 datagram's worth).
+constexpr std::size_t kMaxGsoSegments = 64;
+constexpr std::size_t kMaxGsoBytes = 65000;
 
 }  // namespace
 
@@ -135,78 +138,7 @@ void Engine::send_step(TimePoint now) {
       }
     }
     if (message == nullptr) return;
-    PeerState& peer = peers_[static_cast<std::size_t>(message->key.peer)];
-    const std::uint64_t budget = peer.pacer->available(now);
-    const std::size_t batch = static_cast<std::size_t>(options_.batch);
-
-    wire::DataHeader header;
-    header.job_token = options_.job_token;
-    header.src_rank = static_cast<std::uint16_t>(options_.rank);
-    header.dst_rank = static_cast<std::uint16_t>(peer.rank);
-    header.message_id = message->key.id;
-    header.total_floats = static_cast<std::uint32_t>(message->values.size());
-    header.stride_floats = message->stride;
-    header.contributions = message->options.contributions;
-    header.priority_class = static_cast<std::uint8_t>(message->priority_class);
-    header.round = static_cast<std::uint8_t>(std::min<std::uint16_t>(message->round, 255));
-
-    for (auto& list : per_socket_) list.clear();
-    for (auto& list : per_socket_seq_) list.clear();
-    std::uint64_t bytes = 0;
-    std::size_t count = 0;
-    while (count < batch && message->next < message->pending.size() &&
-           bytes + peer.datagram_bytes <= std::max<std::uint64_t>(budget, peer.datagram_bytes)) {
-      const std::uint32_t seq = message->pending[message->next++];
-      header.seq = seq;
-      const std::uint32_t floats = header.expected_floats();
-      header.payload_bytes = static_cast<std::uint16_t>(floats * wire::kFloatBytes);
-      const bool is_protected = message->protected_flags[seq] != 0;
-      const bool last = message->next == message->pending.size();
-      header.flags =
-          static_cast<std::uint8_t>((is_protected ? wire::data_flags::kProtected : 0) |
-                                    (last ? wire::data_flags::kLastOfRound : 0) |
-                                    (message->round > 0 ? wire::data_flags::kRetransmission : 0));
-      std::span<std::byte> slot(&header_scratch_[count * wire::kDataHeaderBytes],
-                                wire::kDataHeaderBytes);
-      wire::encode_data_header(header, slot);
-      const std::size_t path = peer.paths->next();
-      const std::size_t socket = path % sockets_.size();
-      per_socket_[socket].push_back(
-          {&peer.data_addresses[path], slot,
-           std::as_bytes(message->values.subspan(header.offset_floats(), floats)),
-           policy::data_tos(
-               options_.policy, message->priority_class,
-               is_protected ? policy::Precedence::kProtected : policy::Precedence::kDropEligible)});
-      per_socket_seq_[socket].push_back(seq);
-      ++peer.path_sent[path];
-      bytes += wire::kDataHeaderBytes + header.payload_bytes;
-      ++count;
-    }
-    std::uint64_t sent_bytes = 0;
-    for (std::size_t socket = 0; socket < sockets_.size(); ++socket) {
-      auto& list = per_socket_[socket];
-      if (list.empty()) continue;
-      const std::size_t sent = sockets_[socket].send_batch(list);
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        const std::size_t size = list[i].header.size() + list[i].payload.size();
-        if (i < sent) {
-          sent_bytes += size;
-        } else {
-          // The kernel's buffer is full: try this packet again later in the round.
-          message->pending.push_back(per_socket_seq_[socket][i]);
-        }
-      }
-      message->stats.packets_sent += sent;
-      if (message->round > 0) message->stats.packets_retransmitted += sent;
-      stats_.datagrams_sent += sent;
-    }
-    stats_.bytes_sent += sent_bytes;
-    peer.pacer->consume(sent_bytes, now);
-    if (message->next >= message->pending.size()) {
-      dequeue(*message);
-      peer.control.send(wire::RoundFinished{message->key.id, message->round,
-                                            static_cast<std::uint32_t>(message->pending.size())});
-    }
+    const std::uint64_t sent_bytes = send_burst(*message, now);
     if (sent_bytes == 0) {
       // The kernel's buffers are full (EAGAIN/ENOBUFS): back off briefly instead of spinning,
       // which on a small machine would take the CPU the receiving side needs to drain them.
@@ -214,6 +146,123 @@ void Engine::send_step(TimePoint now) {
       return;
     }
   }
+}
+
+std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
+  PeerState& peer = peers_[static_cast<std::size_t>(message.key.peer)];
+  const std::uint64_t budget =
+      std::max<std::uint64_t>(peer.pacer->available(now), peer.datagram_bytes);
+  const std::size_t batch = static_cast<std::size_t>(options_.batch);
+  // Packets of one GSO send share a path and a TOS, and all but the last are full-sized.
+  const std::size_t max_segments =
+      std::min<std::size_t>(kMaxGsoSegments, kMaxGsoBytes / peer.datagram_bytes);
+
+  // Take the burst's packets in round order, within the pacer's budget.
+  burst_.clear();
+  std::uint64_t bytes = 0;
+  while (burst_.size() < batch && message.next < message.pending.size() &&
+         bytes + peer.datagram_bytes <= budget) {
+    const std::uint32_t seq = message.pending[message.next++];
+    burst_.push_back(seq);
+    bytes +=
+        wire::kDataHeaderBytes + std::uint64_t{wire::kFloatBytes} * packet_floats(message, seq);
+  }
+  const bool round_done = message.next >= message.pending.size();
+  if (max_segments > 1) {
+    // Protected packets first within the burst so equal TOS bytes form long GSO runs. The
+    // reordering stays within one burst, well inside the receiver's loss-judging window.
+    std::stable_partition(burst_.begin(), burst_.end(),
+                          [&](std::uint32_t seq) { return message.protected_flags[seq] != 0; });
+  }
+
+  wire::DataHeader header;
+  header.job_token = options_.job_token;
+  header.src_rank = static_cast<std::uint16_t>(options_.rank);
+  header.dst_rank = static_cast<std::uint16_t>(peer.rank);
+  header.message_id = message.key.id;
+  header.total_floats = static_cast<std::uint32_t>(message.values.size());
+  header.stride_floats = message.stride;
+  header.contributions = message.options.contributions;
+  header.priority_class = static_cast<std::uint8_t>(message.priority_class);
+  header.round = static_cast<std::uint8_t>(std::min<std::uint16_t>(message.round, 255));
+
+  for (auto& list : per_socket_) list.clear();
+  for (auto& list : per_socket_groups_) list.clear();
+  for (std::size_t first = 0; first < burst_.size();) {
+    const std::size_t path = peer.paths->next();
+    const std::size_t socket = path % sockets_.size();
+    const bool gso = max_segments > 1 && sockets_[socket].gso_enabled();
+    std::uint8_t group_tos = 0;
+    std::size_t end = first;
+    for (; end < burst_.size(); ++end) {
+      const std::uint32_t seq = burst_[end];
+      const bool is_protected = message.protected_flags[seq] != 0;
+      const std::uint8_t tos = policy::data_tos(
+          options_.policy, message.priority_class,
+          is_protected ? policy::Precedence::kProtected : policy::Precedence::kDropEligible);
+      if (end > first) {
+        const bool previous_full = packet_floats(message, burst_[end - 1]) == message.stride;
+        if (!gso || end - first >= max_segments || tos != group_tos || !previous_full) break;
+      }
+      group_tos = tos;
+      header.seq = seq;
+      const std::uint32_t floats = header.expected_floats();
+      header.payload_bytes = static_cast<std::uint16_t>(floats * wire::kFloatBytes);
+      header.flags = static_cast<std::uint8_t>(
+          (is_protected ? wire::data_flags::kProtected : 0) |
+          (round_done && end + 1 == burst_.size() ? wire::data_flags::kLastOfRound : 0) |
+          (message.round > 0 ? wire::data_flags::kRetransmission : 0));
+      std::byte* slot = &header_scratch_[end * wire::kDataHeaderBytes];
+      wire::encode_data_header(header, std::span<std::byte>(slot, wire::kDataHeaderBytes));
+      const auto payload = std::as_bytes(message.values.subspan(header.offset_floats(), floats));
+      iov_scratch_[2 * end] = {slot, wire::kDataHeaderBytes};
+      iov_scratch_[2 * end + 1] = {const_cast<std::byte*>(payload.data()), payload.size()};
+    }
+    const std::size_t count = end - first;
+    per_socket_[socket].push_back(
+        {&peer.data_addresses[path], std::span<const iovec>(&iov_scratch_[2 * first], 2 * count),
+         static_cast<std::uint16_t>(count > 1 ? peer.datagram_bytes : 0), group_tos});
+    per_socket_groups_[socket].push_back({first, count});
+    peer.path_sent[path] += count;
+    first = end;
+  }
+
+  std::uint64_t sent_bytes = 0;
+  for (std::size_t socket = 0; socket < sockets_.size(); ++socket) {
+    auto& list = per_socket_[socket];
+    if (list.empty()) continue;
+    const std::size_t sent = sockets_[socket].send_batch(list);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const auto [first, count] = per_socket_groups_[socket][i];
+      for (std::size_t k = first; k < first + count; ++k) {
+        if (i < sent) {
+          sent_bytes += iov_scratch_[2 * k].iov_len + iov_scratch_[2 * k + 1].iov_len;
+        } else {
+          // Refused by the kernel (full buffer, or GSO unavailable): again later this round.
+          message.pending.push_back(burst_[k]);
+        }
+      }
+      if (i < sent) {
+        message.stats.packets_sent += count;
+        if (message.round > 0) message.stats.packets_retransmitted += count;
+        stats_.datagrams_sent += count;
+      }
+    }
+  }
+  stats_.bytes_sent += sent_bytes;
+  peer.pacer->consume(sent_bytes, now);
+  if (message.next >= message.pending.size()) {
+    dequeue(message);
+    peer.control.send(wire::RoundFinished{message.key.id, message.round,
+                                          static_cast<std::uint32_t>(message.pending.size())});
+  }
+  return sent_bytes;
+}
+
+std::uint32_t Engine::packet_floats(const OutgoingMessage& message, std::uint32_t seq) const {
+  const std::uint64_t offset = std::uint64_t{seq} * message.stride;
+  return static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(message.stride, message.values.size() - offset));
 }
 
 void Engine::on_missing_ranges(PeerState& peer, const wire::MissingRanges& missing) {
