@@ -56,6 +56,8 @@ struct OutgoingMessage {
   std::span<const float> values;
   MessageOptions options;
   int priority_class = 0;
+  std::uint8_t protected_tos = 0;  // policy::data_tos of the class, per precedence
+  std::uint8_t drop_eligible_tos = 0;
   std::uint32_t budget_ppm = 0;
   std::uint16_t stride = 0;
   std::uint32_t packet_count = 0;
@@ -70,6 +72,10 @@ struct OutgoingMessage {
   TimePoint deadline{};
   MessageStats stats;
   std::promise<MessageResult> promise;
+
+  std::uint32_t floats_in(std::uint32_t seq) const {
+    return wire::packet_floats(static_cast<std::uint32_t>(values.size()), stride, seq);
+  }
 };
 
 struct IncomingMessage {
@@ -170,7 +176,6 @@ class Engine final : public Transport {
   void send_step(TimePoint now);
   // Sends one burst of `message` within its peer's pacing budget; returns the bytes sent.
   std::uint64_t send_burst(OutgoingMessage& message, TimePoint now);
-  std::uint32_t packet_floats(const OutgoingMessage& message, std::uint32_t seq) const;
   void enqueue(OutgoingMessage& message);
   void dequeue(OutgoingMessage& message);
   void on_missing_ranges(PeerState& peer, const wire::MissingRanges& missing);
@@ -188,7 +193,10 @@ class Engine final : public Transport {
   // Where a packet's payload goes, or empty (counted) when it must not be placed.
   std::span<float> placement(IncomingMessage& message, const wire::DataHeader& header);
   void commit(IncomingMessage& message, const wire::DataHeader& header, TimePoint now);
-  bool backlog_has_room(const MessageKey& key, std::size_t bytes);
+  // For a packet of a receive not posted yet: whether the backlog takes it (a refusal is counted
+  // as stale_message or unknown_message), and holding it there.
+  bool may_hold_early(const MessageKey& key, std::size_t bytes);
+  void hold_early(const MessageKey& key, std::vector<std::byte> datagram, TimePoint now);
   void on_datagram(std::span<const std::byte> bytes, std::uint8_t tos, std::size_t socket_index,
                    TimePoint now);
   void deliver(IncomingMessage& message, const wire::DataHeader& header,
@@ -242,8 +250,13 @@ class Engine final : public Transport {
   std::vector<std::vector<OutgoingDatagram>> per_socket_;
   std::vector<std::uint32_t> burst_;
   std::vector<iovec> iov_scratch_;
-  // Per socket, the burst_ index range [first, first + count) of each sendmmsg entry.
-  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> per_socket_groups_;
+  // Per socket, for each sendmmsg entry: its burst_ index range [first, first + count) and path.
+  struct SendGroup {
+    std::size_t first = 0;
+    std::size_t count = 0;
+    std::size_t path = 0;
+  };
+  std::vector<std::vector<SendGroup>> per_socket_groups_;
 
   TransportCounters stats_;
   wire::RejectCounters rejects_;

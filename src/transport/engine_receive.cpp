@@ -143,19 +143,12 @@ void Engine::receive_direct(std::size_t socket_index, TimePoint now) {
       }
       socket.receive_into(header_bytes, std::as_writable_bytes(target), tos);
       commit(*it->second, header, now);
-    } else if (settled_.contains(key)) {
-      rejects_.add(wire::RejectReason::kStaleMessage);
-      socket.discard();
-    } else if (backlog_has_room(key, size)) {
+    } else if (may_hold_early(key, size)) {
       std::vector<std::byte> copy(size);
       socket.receive_into(std::span(copy).first(wire::kDataHeaderBytes),
                           std::span(copy).subspan(wire::kDataHeaderBytes), tos);
-      EarlyArrivals& early = early_entry(key, now);
-      early.datagrams.push_back(std::move(copy));
-      early.bytes += size;
-      early_bytes_ += size;
+      hold_early(key, std::move(copy), now);
     } else {
-      rejects_.add(wire::RejectReason::kUnknownMessage);
       socket.discard();
     }
     if ((tos & 0b11) == 0b11) ++peers_[header.src_rank].feedback_ce;
@@ -180,9 +173,24 @@ bool Engine::admit(const wire::DataHeader& header, std::size_t bytes, std::uint8
   return true;
 }
 
-bool Engine::backlog_has_room(const MessageKey& key, std::size_t bytes) {
-  return early_bytes_ + bytes <= options_.backlog_bytes &&
-         (early_.contains(key) || early_.size() < kMaxEarlyMessages);
+bool Engine::may_hold_early(const MessageKey& key, std::size_t bytes) {
+  if (settled_.contains(key)) {
+    rejects_.add(wire::RejectReason::kStaleMessage);
+    return false;
+  }
+  if (early_bytes_ + bytes > options_.backlog_bytes ||
+      (!early_.contains(key) && early_.size() >= kMaxEarlyMessages)) {
+    rejects_.add(wire::RejectReason::kUnknownMessage);
+    return false;
+  }
+  return true;
+}
+
+void Engine::hold_early(const MessageKey& key, std::vector<std::byte> datagram, TimePoint now) {
+  EarlyArrivals& early = early_entry(key, now);
+  early.bytes += datagram.size();
+  early_bytes_ += datagram.size();
+  early.datagrams.push_back(std::move(datagram));
 }
 
 void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
@@ -202,19 +210,9 @@ void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
     deliver(*it->second, header, bytes.subspan(wire::kDataHeaderBytes, header.payload_bytes), now);
     return;
   }
-  if (settled_.contains(key)) {
-    rejects_.add(wire::RejectReason::kStaleMessage);
-    return;
+  if (may_hold_early(key, bytes.size())) {
+    hold_early(key, std::vector<std::byte>(bytes.begin(), bytes.end()), now);
   }
-  // Not posted yet: hold it, within the backlog limit.
-  if (!backlog_has_room(key, bytes.size())) {
-    rejects_.add(wire::RejectReason::kUnknownMessage);
-    return;
-  }
-  EarlyArrivals& early = early_entry(key, now);
-  early.datagrams.emplace_back(bytes.begin(), bytes.end());
-  early.bytes += bytes.size();
-  early_bytes_ += bytes.size();
 }
 
 bool Engine::ensure_tracker(IncomingMessage& message, std::uint32_t total, std::uint16_t stride) {

@@ -46,6 +46,10 @@ std::future<MessageResult> Engine::send(int peer, std::uint64_t message_id,
   message->values = values;
   message->options = options;
   message->priority_class = policy::priority_class(options.layer, options.num_layers);
+  message->protected_tos =
+      policy::data_tos(options_.policy, message->priority_class, policy::Precedence::kProtected);
+  message->drop_eligible_tos =
+      policy::data_tos(options_.policy, message->priority_class, policy::Precedence::kDropEligible);
   message->budget_ppm = policy::budget_ppm(options.loss_budget);
   message->stride = stride;
   message->packet_count = wire::packet_count(static_cast<std::uint32_t>(values.size()), stride);
@@ -164,8 +168,7 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
          bytes + peer.datagram_bytes <= budget) {
     const std::uint32_t seq = message.pending[message.next++];
     burst_.push_back(seq);
-    bytes +=
-        wire::kDataHeaderBytes + std::uint64_t{wire::kFloatBytes} * packet_floats(message, seq);
+    bytes += wire::kDataHeaderBytes + std::uint64_t{wire::kFloatBytes} * message.floats_in(seq);
   }
   const bool round_done = message.next >= message.pending.size();
   if (max_segments > 1) {
@@ -197,11 +200,9 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
     for (; end < burst_.size(); ++end) {
       const std::uint32_t seq = burst_[end];
       const bool is_protected = message.protected_flags[seq] != 0;
-      const std::uint8_t tos = policy::data_tos(
-          options_.policy, message.priority_class,
-          is_protected ? policy::Precedence::kProtected : policy::Precedence::kDropEligible);
+      const std::uint8_t tos = is_protected ? message.protected_tos : message.drop_eligible_tos;
       if (end > first) {
-        const bool previous_full = packet_floats(message, burst_[end - 1]) == message.stride;
+        const bool previous_full = message.floats_in(burst_[end - 1]) == message.stride;
         if (!gso || end - first >= max_segments || tos != group_tos || !previous_full) break;
       }
       group_tos = tos;
@@ -222,8 +223,7 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
     per_socket_[socket].push_back(
         {&peer.data_addresses[path], std::span<const iovec>(&iov_scratch_[2 * first], 2 * count),
          static_cast<std::uint16_t>(count > 1 ? peer.datagram_bytes : 0), group_tos});
-    per_socket_groups_[socket].push_back({first, count});
-    peer.path_sent[path] += count;
+    per_socket_groups_[socket].push_back({first, count, path});
     first = end;
   }
 
@@ -233,7 +233,7 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
     if (list.empty()) continue;
     const std::size_t sent = sockets_[socket].send_batch(list);
     for (std::size_t i = 0; i < list.size(); ++i) {
-      const auto [first, count] = per_socket_groups_[socket][i];
+      const auto [first, count, path] = per_socket_groups_[socket][i];
       for (std::size_t k = first; k < first + count; ++k) {
         if (i < sent) {
           sent_bytes += iov_scratch_[2 * k].iov_len + iov_scratch_[2 * k + 1].iov_len;
@@ -243,6 +243,8 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
         }
       }
       if (i < sent) {
+        // Only what the kernel took counts towards the path's loss estimate.
+        peer.path_sent[path] += count;
         message.stats.packets_sent += count;
         if (message.round > 0) message.stats.packets_retransmitted += count;
         stats_.datagrams_sent += count;
@@ -257,12 +259,6 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
                                           static_cast<std::uint32_t>(message.pending.size())});
   }
   return sent_bytes;
-}
-
-std::uint32_t Engine::packet_floats(const OutgoingMessage& message, std::uint32_t seq) const {
-  const std::uint64_t offset = std::uint64_t{seq} * message.stride;
-  return static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(message.stride, message.values.size() - offset));
 }
 
 void Engine::on_missing_ranges(PeerState& peer, const wire::MissingRanges& missing) {

@@ -1,5 +1,7 @@
 #include "transport/receive_tracker.hpp"
 
+#include "wire/data_header.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -95,9 +97,7 @@ std::uint64_t ReceiveTracker::allowed_missing_floats() const {
 }
 
 std::uint32_t ReceiveTracker::floats_in(std::uint32_t seq) const {
-  if (seq >= packet_count_) return 0;
-  if (seq + 1 < packet_count_) return stride_;
-  return total_floats_ - static_cast<std::uint32_t>(stride_) * (packet_count_ - 1);
+  return wire::packet_floats(total_floats_, stride_, seq);
 }
 
 Settlement ReceiveTracker::settlement() const {

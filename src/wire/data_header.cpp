@@ -45,12 +45,18 @@ std::uint32_t DataHeader::packet_count() const {
   return wire::packet_count(total_floats, stride_floats);
 }
 
-std::uint32_t DataHeader::expected_floats() const {
-  const std::uint32_t count = packet_count();
+std::uint32_t packet_floats(std::uint32_t total_floats, std::uint16_t stride_floats,
+                            std::uint32_t seq) {
+  const std::uint32_t count = packet_count(total_floats, stride_floats);
   if (count == 0 || seq >= count) return 0;
   if (seq + 1 < count) return stride_floats;
   // Last packet: whatever remains (between 1 and stride_floats floats).
-  return static_cast<std::uint32_t>(std::uint64_t{total_floats} - offset_floats());
+  return static_cast<std::uint32_t>(std::uint64_t{total_floats} -
+                                    std::uint64_t{seq} * stride_floats);
+}
+
+std::uint32_t DataHeader::expected_floats() const {
+  return packet_floats(total_floats, stride_floats, seq);
 }
 
 void encode_data_header(const DataHeader& header, std::span<std::byte> out) {

@@ -66,6 +66,11 @@ struct DataHeader {
 // Number of packets for a message of total_floats cut into stride_floats-sized pieces.
 std::uint32_t packet_count(std::uint32_t total_floats, std::uint16_t stride_floats);
 
+// Floats packet `seq` of such a message carries: stride_floats, or the remainder for the last
+// packet; 0 when seq is outside the message.
+std::uint32_t packet_floats(std::uint32_t total_floats, std::uint16_t stride_floats,
+                            std::uint32_t seq);
+
 // Writes the header into out[0, kDataHeaderBytes). out must be at least that long.
 void encode_data_header(const DataHeader& header, std::span<std::byte> out);
 

@@ -552,3 +552,22 @@ TEST(WireRejectReason, CountersAddAndTotal) {
 
 }  // namespace
 }  // namespace dlcp::wire
+
+namespace dlcp::wire {
+namespace {
+
+TEST(PacketFloats, FullPacketsThenTheRemainderThenNothing) {
+  // 1000 floats at stride 358: packets of 358, 358 and 284.
+  EXPECT_EQ(packet_count(1000, 358), 3u);
+  EXPECT_EQ(packet_floats(1000, 358, 0), 358u);
+  EXPECT_EQ(packet_floats(1000, 358, 1), 358u);
+  EXPECT_EQ(packet_floats(1000, 358, 2), 284u);
+  EXPECT_EQ(packet_floats(1000, 358, 3), 0u);
+  EXPECT_EQ(packet_floats(716, 358, 1), 358u);  // exact multiple: last packet is full
+  EXPECT_EQ(packet_floats(1000, 0, 0), 0u);
+  // Near the top of the range the offset must not overflow 32 bits.
+  EXPECT_EQ(packet_floats(0xFFFFFFFFu, 0xFFFF, 65537), 0xFFFFFFFFu - 65537ull * 0xFFFF);
+}
+
+}  // namespace
+}  // namespace dlcp::wire
