@@ -1,9 +1,11 @@
-// Writes the committed seed corpora for the wire fuzzers. Built by hand only (not by CMake):
-//   g++ -std=c++20 -Iinclude -Isrc fuzz/make_seed_corpus.cpp src/wire/*.cpp -o /tmp/make_seeds
+// Writes the committed seed corpora for the wire fuzzers. Built by hand only (not by CMake), with
+// one command line:
+//   g++ -std=c++20 -Iinclude -Isrc -o /tmp/make_seeds fuzz/make_seed_corpus.cpp
+//       src/wire/*.cpp src/rendezvous/store_*.cpp
 //   /tmp/make_seeds fuzz/corpus
 // writes fuzz/corpus/data_header/*.bin (whole datagrams, decoded by data_header_fuzz against job
-// token 0x0123456789ABCDEF, local rank 1, world size 4) and fuzz/corpus/control/*.bin (frame
-// bodies without the length prefix).
+// token 0x0123456789ABCDEF, local rank 1, world size 4), fuzz/corpus/control/*.bin and
+// fuzz/corpus/store_protocol/*.bin (frame bodies without the length prefix).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "rendezvous/store_protocol.hpp"
 #include "wire/control.hpp"
 #include "wire/data_header.hpp"
 
@@ -167,6 +170,65 @@ void write_control_seeds(const fs::path& dir) {
   write_file(dir / "invalid_popcount.bin", body(flow));
 }
 
+std::vector<std::byte> store_body(const dlcp::rendezvous::StoreRequest& request) {
+  std::vector<std::byte> frame;
+  dlcp::rendezvous::encode_store_request(request, frame);
+  return {frame.begin() + static_cast<std::ptrdiff_t>(dlcp::rendezvous::kStoreLengthPrefixBytes),
+          frame.end()};
+}
+
+std::vector<std::byte> store_body(const dlcp::rendezvous::StoreResponse& response) {
+  std::vector<std::byte> frame;
+  dlcp::rendezvous::encode_store_response(response, frame);
+  return {frame.begin() + static_cast<std::ptrdiff_t>(dlcp::rendezvous::kStoreLengthPrefixBytes),
+          frame.end()};
+}
+
+void write_store_seeds(const fs::path& dir) {
+  using namespace dlcp::rendezvous;
+  fs::create_directories(dir);
+  write_file(dir / "valid_set.bin", store_body(SetRequest{"rank/1/address", "10.0.0.2:40000"}));
+  write_file(dir / "valid_set_empty.bin", store_body(SetRequest{"", ""}));
+  write_file(dir / "valid_get.bin", store_body(GetRequest{"rank/0/address", 30000}));
+  write_file(dir / "valid_add.bin", store_body(AddRequest{"barrier/0", -1}));
+  write_file(dir / "valid_check.bin", store_body(CheckRequest{{"a", "b/c", ""}}));
+  write_file(dir / "valid_wait.bin", store_body(WaitRequest{{"rank/0", "rank/1"}, 500}));
+  write_file(dir / "valid_ok.bin", store_body(OkResponse{}));
+  write_file(dir / "valid_value.bin", store_body(ValueResponse{"10.0.0.2:40000"}));
+  write_file(dir / "valid_counter.bin", store_body(CounterResponse{-42}));
+  write_file(dir / "valid_checked.bin", store_body(CheckedResponse{true}));
+  write_file(dir / "valid_error.bin",
+             store_body(ErrorResponse{StoreErrorKind::kDeadline, "store: timed out"}));
+
+  auto bad = store_body(SetRequest{"k", "v"});
+  bad[0] = std::byte{2};
+  write_file(dir / "invalid_version.bin", bad);
+
+  bad = store_body(SetRequest{"k", "v"});
+  bad[1] = std::byte{0x42};
+  write_file(dir / "invalid_type.bin", bad);
+
+  bad = store_body(WaitRequest{{"rank/0", "rank/1"}, 500});
+  bad.pop_back();
+  write_file(dir / "invalid_truncated_wait.bin", bad);
+
+  bad = store_body(SetRequest{"k", "v"});
+  bad[2] = std::byte{0xFF};  // key length far above the limit
+  write_file(dir / "invalid_key_length.bin", bad);
+
+  bad = store_body(CheckRequest{{"a"}});
+  bad[2] = bad[3] = bad[4] = bad[5] = std::byte{0};  // key count 0
+  write_file(dir / "invalid_key_count.bin", bad);
+
+  bad = store_body(CheckedResponse{true});
+  bad[2] = std::byte{2};
+  write_file(dir / "invalid_bool.bin", bad);
+
+  bad = store_body(OkResponse{});
+  bad.push_back(std::byte{0});
+  write_file(dir / "invalid_trailing.bin", bad);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,5 +239,6 @@ int main(int argc, char** argv) {
   const fs::path root(argv[1]);
   write_data_seeds(root / "data_header");
   write_control_seeds(root / "control");
+  write_store_seeds(root / "store_protocol");
   return 0;
 }

@@ -8,6 +8,9 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   clang-14 libclang-rt-14-dev clang-format
   iproute2
+  libgloo-dev openmpi-bin libopenmpi-dev
+  libns3-dev libgsl-dev
+  libsodium-dev
 )
 
 missing=()

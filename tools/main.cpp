@@ -2,9 +2,51 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "bench_allreduce.hpp"
 #include "bench_p2p.hpp"
 #include "demo.hpp"
 #include "dlcp/error.hpp"
+#include "dlcp/store.hpp"
+
+namespace {
+
+void add_allreduce_options(CLI::App* command, dlcp::tools::AllreduceBenchOptions& o) {
+  command->add_option("--algo", o.algo, "Implementation")
+      ->check(CLI::IsMember({"ring", "tar", "ps", "gloo", "mpi"}));
+  command->add_option("--ranks", o.ranks, "Worker ranks (local processes)")
+      ->check(CLI::Range(1, 64));
+  command->add_option("--servers", o.servers, "Parameter servers (--algo ps)")
+      ->check(CLI::Range(1, 64));
+  command->add_option("--mib", o.mib, "Buffer size in MiB")->check(CLI::PositiveNumber);
+  command->add_option("--iters", o.iters, "Timed iterations")->check(CLI::Range(1, 100000));
+  command->add_option("--warmup", o.warmup, "Untimed iterations first")->check(CLI::Range(0, 1000));
+  command->add_option("--drop", o.drop, "Injected receive-path loss rate (dlcp only)")
+      ->check(CLI::Range(0.0, 0.99));
+  command->add_option("--burst", o.burst, "Mean loss burst length in packets")
+      ->check(CLI::Range(1.0, 1e6));
+  command->add_option("--loss-bound", o.loss_bound, "Reduce-side loss budget per transfer")
+      ->check(CLI::Range(0.0, 1.0));
+  command
+      ->add_option("--broadcast-loss-bound", o.broadcast_loss_bound,
+                   "Broadcast-side loss budget (replicas may then differ)")
+      ->check(CLI::Range(0.0, 1.0));
+  command->add_option("--op", o.op, "Reduction")->check(CLI::IsMember({"sum", "average"}));
+  command->add_option("--aggregation", o.aggregation, "How lost contributions are treated")
+      ->check(CLI::IsMember({"unbiased", "zero-fill"}));
+  command->add_option("--paths", o.paths, "UDP paths per rank")->check(CLI::Range(1, 64));
+  command->add_option("--mtu", o.mtu, "Largest IP packet (0 = route MTU)")
+      ->check(CLI::Range(0, 65536));
+  command->add_option("--segment-mib", o.segment_mib, "Pipelining segment size")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--concurrent", o.concurrent, "Collectives in flight per communicator")
+      ->check(CLI::Range(1, 64));
+  command->add_option("--deadline-ms", o.deadline_ms, "Per-transfer deadline")
+      ->check(CLI::Range(1, 3600000));
+  command->add_option("--timeout-s", o.timeout_s, "Kill the ranks after this long")
+      ->check(CLI::Range(1, 86400));
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"dlcp: bounded-loss, priority-aware gradient communication"};
@@ -52,9 +94,36 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   demo_command->add_flag("--json", demo_json, "End with the summary as one JSON line");
 
+  dlcp::tools::AllreduceBenchOptions allreduce;
+  bool allreduce_json = false;
+  auto* allreduce_command = bench->add_subcommand(
+      "allreduce",
+      "All-reduce across local rank processes: dlcp ring / transpose / parameter server, Gloo or "
+      "Open MPI over TCP, on the same buffers");
+  add_allreduce_options(allreduce_command, allreduce);
+  allreduce_command->add_flag("--json", allreduce_json, "End with the summary as one JSON line");
+  // One rank of `bench allreduce`; started by it, hidden from --help.
+  auto* allreduce_rank_command = bench->add_subcommand("allreduce-rank", "")->group("");
+  add_allreduce_options(allreduce_rank_command, allreduce);
+
+  std::string store_host = "0.0.0.0";
+  std::uint16_t store_port = 29500;
+  auto* store_command =
+      app.add_subcommand("store-server", "Serve a rendezvous store (TcpStore) until interrupted");
+  store_command->add_option("--host", store_host, "Address to bind");
+  store_command->add_option("--port", store_port, "Port to bind (0 = ephemeral)");
+
   CLI11_PARSE(app, argc, argv);
 
   try {
+    if (store_command->parsed()) return dlcp::run_store_server(store_host, store_port);
+    if (allreduce_rank_command->parsed()) {
+      return dlcp::tools::run_allreduce_bench_rank(allreduce, &argc, &argv);
+    }
+    if (allreduce_command->parsed()) {
+      const auto summary = dlcp::tools::run_allreduce_bench(allreduce);
+      std::cout << (allreduce_json ? summary.dump() : summary.dump(2)) << std::endl;
+    }
     if (demo_command->parsed()) {
       const auto summary = dlcp::tools::run_demo(demo);
       if (demo_json) std::cout << summary.dump() << std::endl;

@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,13 @@ struct MessageOptions {
   double loss_budget = 0;  // fraction of entries that may be missing, 0 = reliable
   std::chrono::milliseconds deadline{30000};
   std::uint16_t contributions = 1;  // values summed into the payload (collectives)
+  // Floats per packet; 0 = as many as the path's MTU allows (Transport::max_packet_floats).
+  // Collectives fix it so that packet blocks line up across hops.
+  std::uint16_t packet_floats = 0;
+  // Per-packet contribution counts, one per packet. Send: read, overriding `contributions`
+  // (each 1..world size). Receive: zeroed when posted, then each arriving packet's count is
+  // written, so 0 marks a packet that never arrived. Must stay alive until the future is ready.
+  std::span<std::uint16_t> packet_contributions{};
 
   void validate() const;
 };

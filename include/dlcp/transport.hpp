@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -104,6 +105,18 @@ class Transport {
                                           const MessageOptions& options) = 0;
 
   virtual TransportCounters counters() const = 0;
+
+  // Floats per packet the path to `peer` carries (MessageOptions::packet_floats may lower it);
+  // 0 before connect(peer) returned.
+  virtual std::uint16_t max_packet_floats(int peer) const = 0;
+
+  // The first peer failure seen (lost control connection), if any. Collectives poll it so that a
+  // dead rank fails every collective at once, not only the transfers with that rank.
+  virtual std::optional<Error> failure() const = 0;
+
+  // Fails every message in flight with kAborted (telling the peers) and refuses new ones; returns
+  // once no buffer of a failed message will be touched again.
+  virtual void abort(const std::string& why) = 0;
 };
 
 }  // namespace dlcp

@@ -10,7 +10,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#if __cplusplus >= 202002L
 #include <span>
+#endif
 #include <string>
 #include <vector>
 
@@ -47,8 +49,16 @@ int class_of_dscp(const DscpTable& table, std::uint8_t dscp);
 // value are protected (ties broken by lower sequence number), the rest drop-eligible. Packet i
 // covers values [i * stride, min((i + 1) * stride, size)). Returns one flag per packet (1 =
 // protected). NaN counts as the largest magnitude so it is never silently dropped.
-std::vector<std::uint8_t> protected_packets(std::span<const float> values, std::size_t stride,
-                                            double protected_share);
+// The pointer + length form exists for C++17 callers (the ns-3 simulator); the span form forwards
+// to it, so both behave identically.
+std::vector<std::uint8_t> protected_packets(const float* values, std::size_t count,
+                                            std::size_t stride, double protected_share);
+#if __cplusplus >= 202002L
+inline std::vector<std::uint8_t> protected_packets(std::span<const float> values,
+                                                   std::size_t stride, double protected_share) {
+  return protected_packets(values.data(), values.size(), stride, protected_share);
+}
+#endif
 
 // Loss budget of a tensor as parts per million of its entries. Rounds to the nearest ppm.
 // Throws std::invalid_argument unless 0 <= fraction <= 1.

@@ -51,16 +51,16 @@ bool ranks_above(const Rank& a, const Rank& b) {
 
 }  // namespace
 
-std::vector<std::uint8_t> protected_packets(std::span<const float> values, std::size_t stride,
-                                            double protected_share) {
+std::vector<std::uint8_t> protected_packets(const float* values, std::size_t count,
+                                            std::size_t stride, double protected_share) {
   if (stride == 0) throw std::invalid_argument("protected_packets: stride = 0 (must be > 0)");
   if (!(protected_share >= 0.0 && protected_share <= 1.0)) {
     throw std::invalid_argument("protected_packets: protected_share = " +
                                 std::to_string(protected_share) + " is outside [0, 1]");
   }
-  if (values.empty()) return {};
+  if (count == 0) return {};
 
-  const std::size_t n = values.size() / stride + (values.size() % stride != 0 ? 1 : 0);
+  const std::size_t n = count / stride + (count % stride != 0 ? 1 : 0);
   std::vector<std::uint8_t> flags(n, 0);
   const std::size_t k = protected_count(protected_share, n);
   if (k == 0) return flags;
@@ -72,8 +72,8 @@ std::vector<std::uint8_t> protected_packets(std::span<const float> values, std::
   std::vector<Rank> ranks(n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t begin = i * stride;
-    const std::size_t end = std::min(begin + stride, values.size());
-    const double sum = sum_abs(values.data() + begin, end - begin);
+    const std::size_t end = std::min(begin + stride, count);
+    const double sum = sum_abs(values + begin, end - begin);
     ranks[i] = {sum / static_cast<double>(end - begin), std::isnan(sum), i};
   }
   std::nth_element(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(k - 1), ranks.end(),

@@ -45,6 +45,9 @@ bool ControlChannel::flush() {
 }
 
 ControlChannel::ReadStatus ControlChannel::read(std::vector<wire::ControlMessage>& out) {
+  // A peer's last frames (its final Stop, its Goodbye) often arrive together with the end of the
+  // stream: they are parsed before the close is reported.
+  bool closed = false;
   for (;;) {
     if (read_length_ == read_buffer_.size()) {
       // Parse what we have before buffering more, so a flood of frames cannot grow the buffer
@@ -56,7 +59,8 @@ ControlChannel::ReadStatus ControlChannel::read(std::vector<wire::ControlMessage
                              read_buffer_.size() - read_length_, MSG_DONTWAIT);
     if (n == 0) {
       error_ = "connection closed by peer";
-      return ReadStatus::kClosed;
+      closed = true;
+      break;
     }
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -95,7 +99,7 @@ ControlChannel::ReadStatus ControlChannel::read(std::vector<wire::ControlMessage
     std::memmove(read_buffer_.data(), read_buffer_.data() + offset, read_length_ - offset);
     read_length_ -= offset;
   }
-  return ReadStatus::kOk;
+  return closed ? ReadStatus::kClosed : ReadStatus::kOk;
 }
 
 }  // namespace dlcp::transport

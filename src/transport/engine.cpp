@@ -98,6 +98,20 @@ Engine::Engine(const TransportOptions& options)
 }
 
 Engine::~Engine() {
+  // An orderly exit: peers that no longer need us must not count our closing as a failure.
+  {
+    auto done = std::make_shared<std::promise<void>>();
+    auto said = done->get_future();
+    post([this, done] {
+      for (auto& peer : peers_) {
+        if (!peer.connected) continue;
+        peer.control.send(wire::Goodbye{});
+        peer.control.flush();
+      }
+      done->set_value();
+    });
+    said.wait_for(std::chrono::seconds(1));
+  }
   stopping_.store(true);
   const std::uint64_t one = 1;
   [[maybe_unused]] const auto n = ::write(wake_.get(), &one, sizeof(one));
@@ -316,27 +330,70 @@ void Engine::on_control_message(PeerState& peer, wire::ControlMessage& message, 
           on_stop(peer, body, now);
         } else if constexpr (std::is_same_v<T, wire::RateFeedback>) {
           on_rate_feedback(peer, body, now);
+        } else if constexpr (std::is_same_v<T, wire::Abort>) {
+          fail_peer(peer, "aborted the job: " + body.reason, ErrorCode::kAborted);
+        } else if constexpr (std::is_same_v<T, wire::Goodbye>) {
+          peer.said_goodbye = true;
         }
       },
       message);
 }
 
-void Engine::fail_peer(PeerState& peer, const std::string& why) {
+std::uint16_t Engine::max_packet_floats(int peer) const {
+  if (peer < 0 || peer >= options_.world_size) return 0;
+  return peer_stride_[static_cast<std::size_t>(peer)].load();
+}
+
+std::optional<Error> Engine::failure() const {
+  std::lock_guard lock(failure_mutex_);
+  return first_failure_;
+}
+
+void Engine::abort(const std::string& why) {
+  auto done = std::make_shared<std::promise<void>>();
+  auto finished = done->get_future();
+  post([this, why, done] {
+    if (aborted_.empty()) aborted_ = why.empty() ? "aborted" : why;
+    std::vector<OutgoingMessage*> out;
+    for (auto& [key, message] : outgoing_) out.push_back(message.get());
+    for (auto* message : out) fail_outgoing(*message, ErrorCode::kAborted, "aborted: " + aborted_);
+    std::vector<IncomingMessage*> in;
+    for (auto& [key, message] : incoming_) in.push_back(message.get());
+    for (auto* message : in) {
+      fail_incoming(*message, ErrorCode::kAborted, "aborted: " + aborted_, false);
+    }
+    // Peers fail their messages with us at once, naming the cause, instead of at a deadline.
+    for (auto& peer : peers_) {
+      if (!peer.connected) continue;
+      peer.control.send(wire::Abort{aborted_});
+      peer.control.flush();
+    }
+    done->set_value();
+  });
+  finished.wait();
+}
+
+void Engine::fail_peer(PeerState& peer, const std::string& why, ErrorCode code) {
   if (!peer.connected) return;
   peer.failure = describe_peer(peer.rank) + " " + why;
+  if (peer.said_goodbye) peer.failure = describe_peer(peer.rank) + " left the job (shut down)";
   peer.connected = false;
+  if (!peer.said_goodbye) {
+    std::lock_guard lock(failure_mutex_);
+    if (!first_failure_) first_failure_ = Error(code, peer.rank, peer.failure);
+  }
   unwatch(peer.control.fd());
   peer.control.close();
   std::vector<OutgoingMessage*> out;
   for (auto& [key, message] : outgoing_) {
     if (key.peer == peer.rank) out.push_back(message.get());
   }
-  for (auto* message : out) fail_outgoing(*message, ErrorCode::kPeerLost, peer.failure);
+  for (auto* message : out) fail_outgoing(*message, code, peer.failure);
   std::vector<IncomingMessage*> in;
   for (auto& [key, message] : incoming_) {
     if (key.peer == peer.rank) in.push_back(message.get());
   }
-  for (auto* message : in) fail_incoming(*message, ErrorCode::kPeerLost, peer.failure, false);
+  for (auto* message : in) fail_incoming(*message, code, peer.failure, false);
 }
 
 std::uint64_t Engine::judge_losses(int peer) {

@@ -112,8 +112,9 @@ struct SettledMessage {
 struct PeerState {
   int rank = -1;
   bool connected = false;
-  std::string failure;  // non-empty once the peer is lost
-  std::string address;  // control address, for messages
+  std::string failure;        // non-empty once the peer is lost
+  bool said_goodbye = false;  // shut down in order: its closing is not a job failure
+  std::string address;        // control address, for messages
   ControlChannel control;
   std::vector<sockaddr_in> data_addresses;
   std::size_t datagram_bytes = 0;
@@ -147,6 +148,9 @@ class Engine final : public Transport {
   std::future<MessageResult> recv(int peer, std::uint64_t message_id, std::span<float> values,
                                   const MessageOptions& options) override;
   TransportCounters counters() const override;
+  std::uint16_t max_packet_floats(int peer) const override;
+  std::optional<Error> failure() const override;
+  void abort(const std::string& why) override;
 
  private:
   // Commands from user threads, run on the I/O thread.
@@ -162,7 +166,7 @@ class Engine final : public Transport {
   void on_pending_readable(std::uint64_t id, TimePoint now);
   void on_control_readable(int peer, TimePoint now);
   void on_control_message(PeerState& peer, wire::ControlMessage& message, TimePoint now);
-  void fail_peer(PeerState& peer, const std::string& why);
+  void fail_peer(PeerState& peer, const std::string& why, ErrorCode code = ErrorCode::kPeerLost);
   void on_timers(TimePoint now);
   void send_feedback(PeerState& peer, TimePoint now);
   std::uint64_t judge_losses(int peer);
@@ -262,6 +266,10 @@ class Engine final : public Transport {
   wire::RejectCounters rejects_;
   TimePoint next_timer_check_{};
   TimePoint send_blocked_until_{};  // after the kernel refused a whole burst
+
+  mutable std::mutex failure_mutex_;
+  std::optional<Error> first_failure_;  // guarded by failure_mutex_
+  std::string aborted_;                 // I/O thread: why abort() was called, empty if not
 
   mutable std::mutex commands_mutex_;
   mutable std::vector<std::function<void()>> commands_;

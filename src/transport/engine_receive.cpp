@@ -38,6 +38,8 @@ std::future<MessageResult> Engine::recv(int peer, std::uint64_t message_id, std:
   message->posted = SteadyClock::now();
   message->deadline = message->posted + options.deadline;
   message->last_packet = message->posted;
+  std::fill(options.packet_contributions.begin(), options.packet_contributions.end(),
+            std::uint16_t{0});
   auto future = message->promise.get_future();
   auto holder = std::make_shared<std::unique_ptr<IncomingMessage>>(std::move(message));
   post([this, holder] { start_recv(std::move(*holder), SteadyClock::now()); });
@@ -55,6 +57,11 @@ void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now)
   if (!peer.failure.empty()) {
     message->promise.set_exception(
         std::make_exception_ptr(Error(ErrorCode::kPeerLost, key.peer, peer.failure)));
+    return;
+  }
+  if (!aborted_.empty()) {
+    message->promise.set_exception(std::make_exception_ptr(
+        Error(ErrorCode::kAborted, key.peer, "transport aborted: " + aborted_)));
     return;
   }
   if (incoming_.contains(key)) {
@@ -218,6 +225,8 @@ void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
 bool Engine::ensure_tracker(IncomingMessage& message, std::uint32_t total, std::uint16_t stride) {
   if (total != message.values.size()) return false;
   if (!message.tracker) {
+    const auto& counts = message.options.packet_contributions;
+    if (!counts.empty() && counts.size() != wire::packet_count(total, stride)) return false;
     message.tracker.emplace(total, stride);
     message.stats.packets = message.tracker->packet_count();
     return true;
@@ -240,6 +249,9 @@ std::span<float> Engine::placement(IncomingMessage& message, const wire::DataHea
 
 void Engine::commit(IncomingMessage& message, const wire::DataHeader& header, TimePoint now) {
   message.tracker->mark_received(header.seq);
+  if (!message.options.packet_contributions.empty()) {
+    message.options.packet_contributions[header.seq] = header.contributions;
+  }
   ++message.stats.packets_received;
   message.stats.priority_class = header.priority_class;
   message.last_packet = now;

@@ -41,6 +41,30 @@ std::future<MessageResult> Engine::send(int peer, std::uint64_t message_id,
     throw Error(ErrorCode::kInvalidArgument, peer,
                 "send to rank " + std::to_string(peer) + " before connect()");
   }
+  if (options.packet_floats > stride) {
+    throw Error(ErrorCode::kInvalidArgument, peer,
+                "packet_floats " + std::to_string(options.packet_floats) + " exceeds the " +
+                    std::to_string(stride) + " floats the path to rank " + std::to_string(peer) +
+                    " carries");
+  }
+  const std::uint16_t packet_floats = options.packet_floats != 0 ? options.packet_floats : stride;
+  const std::uint32_t packets =
+      wire::packet_count(static_cast<std::uint32_t>(values.size()), packet_floats);
+  if (!options.packet_contributions.empty()) {
+    if (options.packet_contributions.size() != packets) {
+      throw Error(ErrorCode::kInvalidArgument, peer,
+                  "packet_contributions has " +
+                      std::to_string(options.packet_contributions.size()) +
+                      " counts for a message of " + std::to_string(packets) + " packets");
+    }
+    for (const auto count : options.packet_contributions) {
+      if (count == 0 || count > options_.world_size) {
+        throw Error(ErrorCode::kInvalidArgument, peer,
+                    "packet_contributions must be 1.." + std::to_string(options_.world_size) +
+                        ", got " + std::to_string(count));
+      }
+    }
+  }
   auto message = std::make_unique<OutgoingMessage>();
   message->key = {peer, message_id};
   message->values = values;
@@ -51,14 +75,14 @@ std::future<MessageResult> Engine::send(int peer, std::uint64_t message_id,
   message->drop_eligible_tos =
       policy::data_tos(options_.policy, message->priority_class, policy::Precedence::kDropEligible);
   message->budget_ppm = policy::budget_ppm(options.loss_budget);
-  message->stride = stride;
-  message->packet_count = wire::packet_count(static_cast<std::uint32_t>(values.size()), stride);
+  message->stride = packet_floats;
+  message->packet_count = packets;
   // Magnitude ranking costs a pass over the values; a reliable message protects everything.
   if (message->budget_ppm == 0) {
     message->protected_flags.assign(message->packet_count, 1);
   } else {
     message->protected_flags =
-        policy::protected_packets(values, stride, options_.policy.protected_share);
+        policy::protected_packets(values, packet_floats, options_.policy.protected_share);
   }
   message->protected_count = static_cast<std::uint32_t>(
       std::count(message->protected_flags.begin(), message->protected_flags.end(), 1));
@@ -77,6 +101,11 @@ void Engine::start_send(std::unique_ptr<OutgoingMessage> message, TimePoint /*no
   if (stopping_.load()) {
     message->promise.set_exception(std::make_exception_ptr(
         Error(ErrorCode::kAborted, peer.rank, "transport shut down before the message was sent")));
+    return;
+  }
+  if (!aborted_.empty()) {
+    message->promise.set_exception(std::make_exception_ptr(
+        Error(ErrorCode::kAborted, peer.rank, "transport aborted: " + aborted_)));
     return;
   }
   if (!peer.connected) {
@@ -158,8 +187,10 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
       std::max<std::uint64_t>(peer.pacer->available(now), peer.datagram_bytes);
   const std::size_t batch = static_cast<std::size_t>(options_.batch);
   // Packets of one GSO send share a path and a TOS, and all but the last are full-sized.
+  const std::size_t datagram_bytes =
+      wire::kDataHeaderBytes + std::size_t{message.stride} * wire::kFloatBytes;
   const std::size_t max_segments =
-      std::min<std::size_t>(kMaxGsoSegments, kMaxGsoBytes / peer.datagram_bytes);
+      std::min<std::size_t>(kMaxGsoSegments, kMaxGsoBytes / datagram_bytes);
 
   // Take the burst's packets in round order, within the pacer's budget.
   burst_.clear();
@@ -207,6 +238,9 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
       }
       group_tos = tos;
       header.seq = seq;
+      if (!message.options.packet_contributions.empty()) {
+        header.contributions = message.options.packet_contributions[seq];
+      }
       const std::uint32_t floats = header.expected_floats();
       header.payload_bytes = static_cast<std::uint16_t>(floats * wire::kFloatBytes);
       header.flags = static_cast<std::uint8_t>(
@@ -222,7 +256,7 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
     const std::size_t count = end - first;
     per_socket_[socket].push_back(
         {&peer.data_addresses[path], std::span<const iovec>(&iov_scratch_[2 * first], 2 * count),
-         static_cast<std::uint16_t>(count > 1 ? peer.datagram_bytes : 0), group_tos});
+         static_cast<std::uint16_t>(count > 1 ? datagram_bytes : 0), group_tos});
     per_socket_groups_[socket].push_back({first, count, path});
     first = end;
   }

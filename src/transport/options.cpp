@@ -16,8 +16,8 @@ namespace {
 }  // namespace
 
 void TransportOptions::validate() const {
-  if (world_size < 2 || world_size > 65535) {
-    invalid("TransportOptions.world_size must be 2..65535, got " + std::to_string(world_size));
+  if (world_size < 1 || world_size > 65535) {
+    invalid("TransportOptions.world_size must be 1..65535, got " + std::to_string(world_size));
   }
   if (rank < 0 || rank >= world_size) {
     invalid("TransportOptions.rank must be 0.." + std::to_string(world_size - 1) + ", got " +

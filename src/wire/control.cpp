@@ -1,5 +1,6 @@
 #include "wire/control.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cassert>
 #include <limits>
@@ -134,6 +135,17 @@ void encode_fields(const Stop& m, Writer& w) {
   w.u32(m.packets_missing);
 }
 
+void encode_fields(const Abort& m, Writer& w) {
+  const std::size_t length = std::min(m.reason.size(), kMaxAbortReasonBytes);
+  w.u16(static_cast<std::uint16_t>(length));
+  for (std::size_t i = 0; i < length; ++i) {
+    const auto c = static_cast<unsigned char>(m.reason[i]);
+    w.u8(c >= 0x20 && c < 0x7F ? c : static_cast<std::uint8_t>('?'));
+  }
+}
+
+void encode_fields(const Goodbye& /*m*/, Writer& /*w*/) {}
+
 void encode_fields(const RateFeedback& m, Writer& w) {
   assert(m.path_received.size() <= std::numeric_limits<std::uint8_t>::max());
   w.u32(m.interval_us);
@@ -153,6 +165,8 @@ constexpr ControlType type_of() {
   if constexpr (std::is_same_v<T, MissingRanges>) return ControlType::kMissingRanges;
   if constexpr (std::is_same_v<T, Stop>) return ControlType::kStop;
   if constexpr (std::is_same_v<T, RateFeedback>) return ControlType::kRateFeedback;
+  if constexpr (std::is_same_v<T, Abort>) return ControlType::kAbort;
+  if constexpr (std::is_same_v<T, Goodbye>) return ControlType::kGoodbye;
 }
 
 using Decoded = Expected<ControlMessage, RejectReason>;
@@ -295,6 +309,22 @@ Decoded decode_rate_feedback(Reader& r) {
   return ControlMessage{std::move(m)};
 }
 
+Decoded decode_abort(Reader& r) {
+  if (r.remaining() < 2) return reject(RejectReason::kBadControlLength);
+  const std::uint16_t length = r.u16();
+  if (r.remaining() != length) return reject(RejectReason::kBadControlLength);
+  if (length > kMaxAbortReasonBytes) return reject(RejectReason::kBadControlField);
+  Abort m;
+  m.reason.reserve(length);
+  for (std::uint16_t i = 0; i < length; ++i) {
+    const std::uint8_t c = r.u8();
+    // The reason ends up in error messages and logs: only printable ASCII is accepted.
+    if (c < 0x20 || c >= 0x7F) return reject(RejectReason::kBadControlField);
+    m.reason.push_back(static_cast<char>(c));
+  }
+  return ControlMessage{std::move(m)};
+}
+
 }  // namespace
 
 void encode_control(const ControlMessage& message, std::vector<std::byte>& out) {
@@ -342,6 +372,11 @@ Expected<ControlMessage, RejectReason> decode_control_body(std::span<const std::
       return decode_stop(r);
     case ControlType::kRateFeedback:
       return decode_rate_feedback(r);
+    case ControlType::kAbort:
+      return decode_abort(r);
+    case ControlType::kGoodbye:
+      if (r.remaining() != 0) return reject(RejectReason::kBadControlLength);
+      return ControlMessage{Goodbye{}};
   }
   return reject(RejectReason::kBadControlType);
 }

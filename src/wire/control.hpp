@@ -28,6 +28,8 @@ enum class ControlType : std::uint8_t {
   kMissingRanges = 4,
   kStop = 5,
   kRateFeedback = 6,
+  kAbort = 7,
+  kGoodbye = 8,
 };
 
 // First frame on every control connection, both directions. Binds the connection to a job and
@@ -118,8 +120,20 @@ struct RateFeedback {
   std::vector<std::uint32_t> path_received;
 };
 
-using ControlMessage =
-    std::variant<Hello, FlowStart, RoundFinished, MissingRanges, Stop, RateFeedback>;
+// Either direction: the sender gave up on the whole job (a collective failed, a rank died) and
+// is closing; every message with it fails at once with the reason, instead of at its deadline.
+//   u16 reason_length (<= kMaxAbortReasonBytes), reason bytes (printable ASCII)
+inline constexpr std::size_t kMaxAbortReasonBytes = 1024;
+struct Abort {
+  std::string reason;
+};
+
+// Either direction, last frame of an orderly shutdown: the connection closing next is not a
+// failure of the job, only of transfers that were still waiting for this peer. No fields.
+struct Goodbye {};
+
+using ControlMessage = std::variant<Hello, FlowStart, RoundFinished, MissingRanges, Stop,
+                                    RateFeedback, Abort, Goodbye>;
 
 // Encodes one whole frame, length prefix included, appending to out.
 void encode_control(const ControlMessage& message, std::vector<std::byte>& out);

@@ -126,7 +126,11 @@ Expected<DataHeader, RejectReason> decode_data_header(std::span<const std::byte>
   }
 
   h.message_id = get_u64(datagram, kOffMessageId);
+  // A forged count would bias every average it enters, so it is bounded by the world.
   h.contributions = get_u16(datagram, kOffContributions);
+  if (h.contributions == 0 || h.contributions > expect.world_size) {
+    return unexpected(RejectReason::kBadContributions);
+  }
   h.round = get_u8(datagram, kOffRound);
   return h;
 }

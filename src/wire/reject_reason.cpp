@@ -24,6 +24,8 @@ std::string_view to_string(RejectReason reason) {
       return "bad_geometry";
     case RejectReason::kBadPayloadLength:
       return "bad_payload_length";
+    case RejectReason::kBadContributions:
+      return "bad_contributions";
     case RejectReason::kUnknownMessage:
       return "unknown_message";
     case RejectReason::kMismatchedMessage:

@@ -20,6 +20,7 @@ enum class RejectReason : std::uint8_t {
   kBadPriority,        // priority class outside 0..7
   kBadGeometry,        // stride / total / sequence inconsistent (seq >= packet count, ...)
   kBadPayloadLength,   // payload length disagrees with datagram size or packet geometry
+  kBadContributions,   // contribution count 0 or larger than the world
   kUnknownMessage,     // no posted receive and the early-arrival backlog is full
   kMismatchedMessage,  // packet geometry disagrees with the posted receive
   kDuplicate,          // packet already received

@@ -464,7 +464,7 @@ TEST(Failure, InvalidArgumentsAreRefusedWithAClearMessage) {
   // Impossible transport options.
   TransportOptions bad = test_options(2, 2, 1);
   expect_invalid(thrown_by([&] { Transport::create(bad); }), "rank");
-  bad = test_options(0, 1, 1);
+  bad = test_options(0, 0, 1);
   expect_invalid(thrown_by([&] { Transport::create(bad); }), "world_size");
   bad = test_options(0, 2, 1);
   bad.inject.drop_rate = 1.5;

@@ -167,9 +167,13 @@ RateFeedback sample_rate_feedback() {
   return m;
 }
 
+Abort sample_abort() {
+  return Abort{"rank 2 (127.0.0.1:5000) closed the control connection"};
+}
+
 std::vector<ControlMessage> samples() {
-  return {sample_hello(),          sample_flow_start(), sample_round_finished(),
-          sample_missing_ranges(), sample_stop(),       sample_rate_feedback()};
+  return {sample_hello(), sample_flow_start(),    sample_round_finished(), sample_missing_ranges(),
+          sample_stop(),  sample_rate_feedback(), sample_abort(),          Goodbye{}};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -291,6 +295,16 @@ TEST(WireControlRoundTrip, RateFeedbackEdgeValues) {
   expect_same(round_trip(m), m);  // no paths
   m.path_received.assign(kMaxDataPorts, kU32Max);
   expect_same(round_trip(m), m);
+}
+
+TEST(WireControlRoundTrip, AbortAndGoodbye) {
+  EXPECT_EQ(round_trip(sample_abort()).reason, sample_abort().reason);
+  EXPECT_EQ(round_trip(Abort{}).reason, "");
+  // Longer reasons are cut to the maximum; non-printable bytes are replaced, never sent.
+  const Abort cut = round_trip(Abort{std::string(kMaxAbortReasonBytes + 10, 'x')});
+  EXPECT_EQ(cut.reason.size(), kMaxAbortReasonBytes);
+  EXPECT_EQ(round_trip(Abort{"a\nb\x01"}).reason, "a?b?");
+  round_trip(Goodbye{});
 }
 
 TEST(WireControlRoundTrip, EncodeAppendsFramesBackToBack) {
@@ -445,7 +459,7 @@ TEST(WireControlReject, BadVersion) {
 }
 
 TEST(WireControlReject, BadControlType) {
-  for (const unsigned type : {0u, 7u, 8u, 0x80u, 255u}) {
+  for (const unsigned type : {0u, 9u, 10u, 0x80u, 255u}) {
     EXPECT_EQ(reject_of(bytes({0x01, type})), RejectReason::kBadControlType) << type;
     auto body = body_of(sample_stop());
     body[1] = static_cast<std::byte>(type);
@@ -613,6 +627,19 @@ TEST(WireControlReject, BadControlFieldStop) {
     m.reason = static_cast<StopReason>(reason);
     EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << reason;
   }
+}
+
+TEST(WireControlReject, BadControlFieldAbort) {
+  auto body = body_of(Abort{"abc"});
+  body[4] = std::byte{0x07};  // a control character in the reason
+  EXPECT_EQ(reject_of(body), RejectReason::kBadControlField);
+  // A reason longer than the maximum, with a length field that matches it.
+  std::vector<std::byte> longer = bytes({0x01, 0x07});
+  const std::size_t n = kMaxAbortReasonBytes + 1;
+  longer.push_back(static_cast<std::byte>(n >> 8));
+  longer.push_back(static_cast<std::byte>(n & 0xFF));
+  longer.resize(longer.size() + n, std::byte{'x'});
+  EXPECT_EQ(reject_of(longer), RejectReason::kBadControlField);
 }
 
 TEST(WireControlReject, BadControlFieldRateFeedback) {

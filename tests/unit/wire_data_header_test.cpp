@@ -366,6 +366,16 @@ TEST(WireDataReject, BadPriority) {
   EXPECT_EQ(reject_of(datagram_for(h)), RejectReason::kBadPriority);
 }
 
+TEST(WireDataReject, BadContributions) {
+  DataHeader h = valid_header();
+  h.contributions = 0;
+  EXPECT_EQ(reject_of(datagram_for(h)), RejectReason::kBadContributions) << "zero";
+  h.contributions = 5;  // world of 4
+  EXPECT_EQ(reject_of(datagram_for(h)), RejectReason::kBadContributions) << "above the world";
+  h.contributions = 4;
+  EXPECT_TRUE(decode_data_packet(datagram_for(h), expectations()).has_value()) << "the world";
+}
+
 TEST(WireDataReject, BadGeometry) {
   DataHeader h = valid_header();
   h.stride_floats = 0;

@@ -1,0 +1,142 @@
+// The communicator: collectives over float buffers between the ranks of one job.
+//
+//   dlcp::HashStore store;   // or a TcpStore / FileStore / from_environment()
+//   auto comm = dlcp::Communicator::create(store, rank, world_size, {});
+//   dlcp::Work work = comm->allreduce(gradients, {.layer = 3, .num_layers = 50,
+//                                                 .loss_budget = 0.05,
+//                                                 .op = dlcp::ReduceOp::kAverage});
+//   dlcp::CollectiveResult r = work.wait();   // throws dlcp::Error naming the failed peer
+//
+// Every rank must issue the same collectives in the same order (as with MPI, Gloo or NCCL); a
+// collective's buffers must stay alive until its Work is done. Collectives run asynchronously,
+// several at a time, so a front-layer all-reduce posted later can overtake a back-layer one.
+//
+// Bounded loss applies to the reduce side only by default: every rank ends an all-reduce with
+// bit-identical results, because each block is reduced once, by its owner, and then broadcast
+// loss-free. A reduced block is divided by the contributions that actually arrived (average) or
+// rescaled by world/arrived (sum), so a lost contribution does not bias the result toward zero.
+//
+// Parameter-server mode: with CommunicatorOptions::servers = S > 0 the last S ranks of the world
+// are servers; they call serve() and the others (the workers) call the collectives, whose size()
+// and rank() count workers only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "dlcp/error.hpp"
+#include "dlcp/options.hpp"
+#include "dlcp/store.hpp"
+#include "dlcp/transport.hpp"
+
+namespace dlcp {
+
+enum class Algorithm : std::uint8_t {
+  kRing,             // reduce-scatter then all-gather around a ring, pipelined in segments
+  kTranspose,        // every rank sends block j to its owner j, owners reduce and send to all
+  kParameterServer,  // workers push shards to servers and pull the results
+};
+
+enum class ReduceOp : std::uint8_t { kSum, kAverage };
+
+enum class Aggregation : std::uint8_t {
+  kUnbiased,  // divide by (or rescale to) the contributions that arrived; the default
+  kZeroFill,  // the reference system's rule: a lost contribution counts as zero (biased)
+};
+
+const char* to_string(Algorithm algorithm);
+// Parses "ring", "tar"/"transpose", "ps"/"parameter-server"; throws Error(kInvalidArgument).
+Algorithm parse_algorithm(const std::string& name);
+
+struct CollectiveOptions {
+  int layer = 0;  // the tensor's layer position (0 = nearest the input): the priority class
+  int num_layers = 1;
+  // Fraction of each reduce-side transfer's entries that may be missing (0 = reliable).
+  double loss_budget = 0;
+  // The same for the broadcast side (all-gather, pull). Above 0 a block that does not arrive
+  // falls back to the rank's local value and replicas may drift apart (see resync in docs).
+  double broadcast_loss_budget = 0;
+  ReduceOp op = ReduceOp::kSum;
+  Aggregation aggregation = Aggregation::kUnbiased;
+  std::optional<Algorithm> algorithm{};       // default: CommunicatorOptions::algorithm
+  std::chrono::milliseconds deadline{30000};  // per transfer; a dead peer fails sooner
+
+  void validate() const;  // throws Error(kInvalidArgument) naming the field
+};
+
+struct CollectiveResult {
+  std::uint64_t entries = 0;
+  // Reduce side, for the blocks this rank reduced: contributions expected (entries x ranks) and
+  // contributions that arrived. delivered_fraction = received / expected (1 when nothing lost).
+  std::uint64_t contributions_expected = 0;
+  std::uint64_t contributions_received = 0;
+  double delivered_fraction = 1.0;
+  // Broadcast side: entries of this rank's result that fell back to the local value.
+  std::uint64_t broadcast_entries_missing = 0;
+  double seconds = 0;
+};
+
+// Completion handle of an asynchronous collective. Copyable; every copy sees the same result.
+class Work {
+ public:
+  Work() = default;
+  explicit Work(std::shared_future<CollectiveResult> result) : result_(std::move(result)) {}
+  bool valid() const { return result_.valid(); }
+  bool ready() const;
+  // Waits; throws the collective's dlcp::Error.
+  CollectiveResult wait() const { return result_.get(); }
+
+ private:
+  std::shared_future<CollectiveResult> result_;
+};
+
+struct CommunicatorOptions {
+  // The transport of this rank; create() fills in rank, world_size and the job token.
+  TransportOptions transport;
+  // Address peers use to reach this rank's control listener (default: transport.bind_host).
+  std::string advertise_host;
+  Algorithm algorithm = Algorithm::kRing;
+  int servers = 0;  // parameter-server ranks at the end of the world
+  // Ring all-reduce pipelines each chunk in segments of about this size.
+  std::size_t segment_bytes = 4u << 20;
+  int concurrent_collectives = 2;     // collectives running at once (more queue behind them)
+  std::string store_prefix = "dlcp";  // several communicators may share one store
+
+  void validate(int world_size) const;
+};
+
+class Communicator {
+ public:
+  // Joins the job: publishes this rank's address in the store, connects to every peer and agrees
+  // on a job token and a packet size. Collective over all ranks (servers included).
+  static std::unique_ptr<Communicator> create(Store& store, int rank, int world_size,
+                                              const CommunicatorOptions& options);
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;        // among workers (servers: rank in the world)
+  virtual int size() const = 0;        // number of workers
+  virtual bool is_server() const = 0;  // parameter-server rank: call serve()
+
+  virtual Work allreduce(std::span<float> values, const CollectiveOptions& options = {}) = 0;
+  // Root's values to every worker, loss-free unless broadcast_loss_budget > 0.
+  virtual Work broadcast(std::span<float> values, int root,
+                         const CollectiveOptions& options = {}) = 0;
+  // output = concatenation of every worker's input, in rank order (output.size() = size() x
+  // input.size()).
+  virtual Work allgather(std::span<const float> input, std::span<float> output,
+                         const CollectiveOptions& options = {}) = 0;
+  virtual void barrier() = 0;
+
+  // Server ranks: serve push/pull requests until every worker's communicator is destroyed.
+  // Throws dlcp::Error when a worker fails.
+  virtual void serve() = 0;
+
+  virtual TransportCounters counters() const = 0;
+};
+
+}  // namespace dlcp

@@ -1,0 +1,334 @@
+// The communicator: joins the job through the store, then runs collectives on a small pool of
+// threads over one transport. The first failure aborts the transport (so every buffer is
+// released and every peer learns the cause at once) and breaks the communicator for good.
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "collectives/collectives.hpp"
+#include "common/time.hpp"
+#include "dlcp/communicator.hpp"
+
+namespace dlcp {
+namespace {
+
+// Block size for a world of one, where nothing is sent.
+constexpr std::uint16_t kSoloBlock = 1024;
+
+std::uint64_t random_token() {
+  std::random_device device;
+  std::uint64_t token = 0;
+  while (token == 0) token = (std::uint64_t{device()} << 32) | device();
+  return token;
+}
+
+std::pair<std::string, std::uint16_t> split_address(const std::string& address) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos) {
+    throw Error(ErrorCode::kProtocol, -1, "store holds a malformed address '" + address + "'");
+  }
+  return {address.substr(0, colon),
+          static_cast<std::uint16_t>(std::stoul(address.substr(colon + 1)))};
+}
+
+class CommunicatorImpl final : public Communicator {
+ public:
+  CommunicatorImpl(Store& store, int rank, int world_size, const CommunicatorOptions& options);
+  ~CommunicatorImpl() override;
+
+  int rank() const override { return world_rank_; }
+  int size() const override { return workers_; }
+  bool is_server() const override { return world_rank_ >= workers_; }
+
+  Work allreduce(std::span<float> values, const CollectiveOptions& options) override;
+  Work broadcast(std::span<float> values, int root, const CollectiveOptions& options) override;
+  Work allgather(std::span<const float> input, std::span<float> output,
+                 const CollectiveOptions& options) override;
+  void barrier() override;
+  void serve() override;
+  TransportCounters counters() const override { return transport_->counters(); }
+
+ private:
+  struct Task {
+    std::function<CollectiveResult()> run;
+    std::promise<CollectiveResult> promise;
+  };
+
+  void join(Store& store);
+  void require_worker(const char* what) const;
+  // Queues a collective; `make` receives the collective's sequence number(s) at submission, so
+  // every rank numbers its collectives identically whatever thread later runs them.
+  Work submit(std::function<std::function<CollectiveResult()>()> make);
+  void run_tasks();
+  void execute(Task& task);
+
+  CommunicatorOptions options_;
+  int world_rank_;
+  int world_size_;
+  int workers_;
+  collectives::Scratch scratch_;  // declared before the transport: it outlives every transfer
+  std::unique_ptr<Transport> transport_;
+  std::optional<collectives::Group> group_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::unique_ptr<Task>> queue_;
+  std::size_t running_ = 0;
+  bool stopping_ = false;
+  std::uint32_t next_seq_ = 0;
+  std::uint32_t next_ps_seq_ = 0;
+  std::optional<Error> broken_;
+  std::vector<std::thread> threads_;
+};
+
+CommunicatorImpl::CommunicatorImpl(Store& store, int rank, int world_size,
+                                   const CommunicatorOptions& options)
+    : options_(options), world_rank_(rank), world_size_(world_size) {
+  options_.validate(world_size);
+  if (rank < 0 || rank >= world_size) {
+    throw Error(
+        ErrorCode::kInvalidArgument, -1,
+        "rank " + std::to_string(rank) + " is outside a world of " + std::to_string(world_size));
+  }
+  workers_ = world_size - options_.servers;
+  join(store);
+  if (!is_server()) {
+    for (int t = 0; t < options_.concurrent_collectives; ++t) {
+      threads_.emplace_back([this] { run_tasks(); });
+    }
+  }
+}
+
+void CommunicatorImpl::join(Store& store) {
+  const std::string prefix = options_.store_prefix + "/";
+  TransportOptions transport = options_.transport;
+  transport.rank = world_rank_;
+  transport.world_size = world_size_;
+  if (transport.job_token == 0) {
+    if (world_rank_ == 0) store.set(prefix + "job_token", std::to_string(random_token()));
+    transport.job_token = std::stoull(store.get(prefix + "job_token"));
+  }
+  transport_ = Transport::create(transport);
+  const std::string host =
+      options_.advertise_host.empty() ? transport.bind_host : options_.advertise_host;
+  store.set(prefix + "address/" + std::to_string(world_rank_),
+            host + ":" + std::to_string(transport_->control_port()));
+  // Increasing peer order on every rank: a rank dials the lower ranks in turn and is dialled by
+  // the higher ones, so no two ranks wait for each other.
+  std::uint16_t block = 0;
+  for (int peer = 0; peer < world_size_; ++peer) {
+    if (peer == world_rank_) continue;
+    const auto [peer_host, port] =
+        split_address(store.get(prefix + "address/" + std::to_string(peer)));
+    transport_->connect(peer, peer_host, port);
+    const std::uint16_t carried = transport_->max_packet_floats(peer);
+    block = block == 0 ? carried : std::min(block, carried);
+  }
+  // One block size for the whole job, so packet blocks line up at every hop.
+  store.set(prefix + "block/" + std::to_string(world_rank_), std::to_string(block));
+  for (int peer = 0; peer < world_size_; ++peer) {
+    if (peer == world_rank_) continue;
+    const auto theirs =
+        static_cast<std::uint16_t>(std::stoul(store.get(prefix + "block/" + std::to_string(peer))));
+    block = std::min(block, theirs);
+  }
+  if (world_size_ == 1) block = kSoloBlock;
+  group_.emplace(collectives::Group{*transport_, world_rank_, workers_, options_.servers, block,
+                                    options_.segment_bytes, scratch_});
+}
+
+CommunicatorImpl::~CommunicatorImpl() {
+  {
+    std::unique_lock lock(mutex_);
+    wake_.wait(lock, [this] { return queue_.empty() && running_ == 0; });
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& thread : threads_) thread.join();
+  if (!is_server() && options_.servers > 0 && !broken_) {
+    try {
+      collectives::ps_shutdown(*group_, next_ps_seq_);
+    } catch (const std::exception&) {
+      // The servers notice a vanished worker through its closed connection.
+    }
+  }
+}
+
+void CommunicatorImpl::require_worker(const char* what) const {
+  if (is_server()) {
+    throw Error(ErrorCode::kInvalidArgument, -1,
+                std::string(what) + " called on parameter-server rank " +
+                    std::to_string(world_rank_) + "; servers call serve()");
+  }
+}
+
+Work CommunicatorImpl::submit(std::function<std::function<CollectiveResult()>()> make) {
+  auto task = std::make_unique<Task>();
+  Work work(task->promise.get_future().share());
+  {
+    std::lock_guard lock(mutex_);
+    if (broken_) {
+      task->promise.set_exception(std::make_exception_ptr(*broken_));
+      return work;
+    }
+    task->run = make();
+    queue_.push_back(std::move(task));
+  }
+  wake_.notify_one();
+  return work;
+}
+
+void CommunicatorImpl::run_tasks() {
+  for (;;) {
+    std::unique_ptr<Task> task;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      task = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+    }
+    execute(*task);
+    {
+      std::lock_guard lock(mutex_);
+      --running_;
+    }
+    wake_.notify_all();
+  }
+}
+
+void CommunicatorImpl::execute(Task& task) {
+  {
+    std::lock_guard lock(mutex_);
+    if (broken_) {
+      task.promise.set_exception(std::make_exception_ptr(*broken_));
+      return;
+    }
+  }
+  const TimePoint start = SteadyClock::now();
+  try {
+    CollectiveResult result = task.run();
+    result.seconds = to_seconds(SteadyClock::now() - start);
+    if (result.contributions_expected > 0) {
+      result.delivered_fraction = static_cast<double>(result.contributions_received) /
+                                  static_cast<double>(result.contributions_expected);
+    }
+    task.promise.set_value(result);
+    return;
+  } catch (const Error& error) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!broken_) broken_ = error;
+    }
+    transport_->abort(error.what());
+    task.promise.set_exception(std::current_exception());
+  } catch (const std::exception& other) {
+    const Error error(ErrorCode::kAborted, -1, std::string("collective failed: ") + other.what());
+    {
+      std::lock_guard lock(mutex_);
+      if (!broken_) broken_ = error;
+    }
+    transport_->abort(error.what());
+    task.promise.set_exception(std::make_exception_ptr(error));
+  }
+}
+
+Work CommunicatorImpl::allreduce(std::span<float> values, const CollectiveOptions& options) {
+  require_worker("allreduce");
+  options.validate();
+  const Algorithm algorithm = options.algorithm.value_or(options_.algorithm);
+  if (algorithm == Algorithm::kParameterServer && options_.servers == 0) {
+    throw Error(ErrorCode::kInvalidArgument, -1,
+                "parameter-server all-reduce needs a communicator created with servers > 0");
+  }
+  if (values.size() > 0xFFFFFFFFull) {
+    throw Error(ErrorCode::kInvalidArgument, -1, "all-reduce of more than 2^32-1 floats");
+  }
+  return submit([this, values, options, algorithm]() -> std::function<CollectiveResult()> {
+    if (algorithm == Algorithm::kParameterServer) {
+      const std::uint32_t ps_seq = next_ps_seq_++;
+      return [this, values, options, ps_seq] {
+        return collectives::ps_allreduce(*group_, ps_seq, values, options);
+      };
+    }
+    const std::uint32_t seq = next_seq_++;
+    if (algorithm == Algorithm::kTranspose) {
+      return [this, values, options, seq] {
+        return collectives::transpose_allreduce(*group_, seq, values, options);
+      };
+    }
+    return [this, values, options, seq] {
+      return collectives::ring_allreduce(*group_, seq, values, options);
+    };
+  });
+}
+
+Work CommunicatorImpl::broadcast(std::span<float> values, int root,
+                                 const CollectiveOptions& options) {
+  require_worker("broadcast");
+  options.validate();
+  if (root < 0 || root >= workers_) {
+    throw Error(ErrorCode::kInvalidArgument, -1,
+                "broadcast root " + std::to_string(root) + " is not a worker rank");
+  }
+  return submit([this, values, root, options]() -> std::function<CollectiveResult()> {
+    const std::uint32_t seq = next_seq_++;
+    return [this, values, root, options, seq] {
+      return collectives::broadcast(*group_, seq, values, root, options);
+    };
+  });
+}
+
+Work CommunicatorImpl::allgather(std::span<const float> input, std::span<float> output,
+                                 const CollectiveOptions& options) {
+  require_worker("allgather");
+  options.validate();
+  if (output.size() != input.size() * static_cast<std::size_t>(workers_)) {
+    throw Error(ErrorCode::kInvalidArgument, -1,
+                "allgather output holds " + std::to_string(output.size()) + " floats, expected " +
+                    std::to_string(input.size()) + " x " + std::to_string(workers_));
+  }
+  return submit([this, input, output, options]() -> std::function<CollectiveResult()> {
+    const std::uint32_t seq = next_seq_++;
+    return [this, input, output, options, seq] {
+      return collectives::allgather(*group_, seq, input, output, options);
+    };
+  });
+}
+
+void CommunicatorImpl::barrier() {
+  require_worker("barrier");
+  submit([this]() -> std::function<CollectiveResult()> {
+    const std::uint32_t seq = next_seq_++;
+    return [this, seq] {
+      collectives::barrier(*group_, seq);
+      return CollectiveResult{};
+    };
+  }).wait();
+}
+
+void CommunicatorImpl::serve() {
+  if (!is_server()) {
+    throw Error(ErrorCode::kInvalidArgument, -1,
+                "serve() called on worker rank " + std::to_string(world_rank_));
+  }
+  try {
+    collectives::ps_serve(*group_, options_.concurrent_collectives);
+  } catch (const Error& error) {
+    transport_->abort(error.what());
+    throw;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> Communicator::create(Store& store, int rank, int world_size,
+                                                   const CommunicatorOptions& options) {
+  return std::make_unique<CommunicatorImpl>(store, rank, world_size, options);
+}
+
+}  // namespace dlcp

@@ -1,0 +1,41 @@
+// The collective algorithms, as free functions over a Group (the shape Gloo uses). Each one
+// waits for all of its transfers before it returns or throws, except when the transport is
+// aborted (which the communicator does on any failure), so buffers are free afterwards.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+
+#include "collectives/group.hpp"
+#include "dlcp/communicator.hpp"
+
+namespace dlcp::collectives {
+
+// Reduce-scatter then all-gather around the ring of workers, each chunk pipelined in segments.
+// Contribution counts travel with the partial sums, block by block.
+CollectiveResult ring_allreduce(const Group& group, std::uint32_t seq, std::span<float> values,
+                                const CollectiveOptions& options);
+
+// Worker j owns part j: every worker sends part j straight to j, j reduces and sends the result
+// to everyone. A loss stays confined to one contribution.
+CollectiveResult transpose_allreduce(const Group& group, std::uint32_t seq, std::span<float> values,
+                                     const CollectiveOptions& options);
+
+// Worker side of the parameter server: shard s of the buffer is pushed to server s, which
+// reduces it and sends it back to every worker. `ps_seq` counts parameter-server collectives.
+CollectiveResult ps_allreduce(const Group& group, std::uint32_t ps_seq, std::span<float> values,
+                              const CollectiveOptions& options);
+// Tells every server that this worker is done (the servers stop once all workers said so).
+void ps_shutdown(const Group& group, std::uint32_t ps_seq);
+// Server side: serves parameter-server collectives, `threads` at a time, until all workers shut
+// down. Throws the first failure.
+void ps_serve(const Group& group, int threads);
+
+CollectiveResult broadcast(const Group& group, std::uint32_t seq, std::span<float> values, int root,
+                           const CollectiveOptions& options);
+CollectiveResult allgather(const Group& group, std::uint32_t seq, std::span<const float> input,
+                           std::span<float> output, const CollectiveOptions& options);
+void barrier(const Group& group, std::uint32_t seq);
+
+}  // namespace dlcp::collectives

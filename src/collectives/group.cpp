@@ -1,0 +1,37 @@
+#include "collectives/group.hpp"
+
+#include <chrono>
+
+namespace dlcp::collectives {
+namespace {
+
+// How often a waiting collective checks for a failed peer; bounds how late it notices one.
+constexpr std::chrono::milliseconds kFailurePoll{5};
+
+}  // namespace
+
+MessageResult Group::await(std::future<MessageResult>& transfer) const {
+  while (transfer.wait_for(kFailurePoll) != std::future_status::ready) {
+    auto failure = transport.failure();
+    // A peer that finished and exited is a failure only for transfers it left unfinished: its
+    // last Stop is processed before its closed connection, so look at the transfer once more.
+    if (failure && transfer.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      throw *failure;
+    }
+  }
+  return transfer.get();
+}
+
+MessageOptions Group::message_options(const CollectiveOptions& options, double loss_budget,
+                                      std::span<std::uint16_t> counts) const {
+  MessageOptions message;
+  message.layer = options.layer;
+  message.num_layers = options.num_layers;
+  message.loss_budget = loss_budget;
+  message.deadline = options.deadline;
+  message.packet_floats = block;
+  message.packet_contributions = counts;
+  return message;
+}
+
+}  // namespace dlcp::collectives

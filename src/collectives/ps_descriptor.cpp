@@ -1,0 +1,66 @@
+#include "collectives/ps_descriptor.hpp"
+
+#include <bit>
+
+namespace dlcp::collectives {
+namespace {
+
+constexpr std::uint32_t kMagic = 0x444C5053;  // "DLPS", version 1
+constexpr std::uint32_t kKindAllreduce = 1;
+constexpr std::uint32_t kKindShutdown = 2;
+constexpr std::uint32_t kPpm = 1'000'000;
+
+}  // namespace
+
+PsDescriptorWire encode_descriptor(const PsDescriptor& d) {
+  const std::array<std::uint32_t, kPsDescriptorWords> words{
+      kMagic,
+      d.shutdown ? kKindShutdown : kKindAllreduce,
+      d.shard_floats,
+      d.segment_floats,
+      d.layer,
+      d.num_layers,
+      d.loss_budget_ppm,
+      d.broadcast_budget_ppm,
+      static_cast<std::uint32_t>(d.op),
+      static_cast<std::uint32_t>(d.aggregation),
+      d.deadline_ms};
+  PsDescriptorWire wire{};
+  for (std::size_t i = 0; i < words.size(); ++i) wire[i] = std::bit_cast<float>(words[i]);
+  return wire;
+}
+
+Expected<PsDescriptor, std::string> decode_descriptor(std::span<const float> floats) {
+  if (floats.size() != kPsDescriptorWords) return unexpected(std::string("descriptor size"));
+  std::array<std::uint32_t, kPsDescriptorWords> w{};
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::bit_cast<std::uint32_t>(floats[i]);
+  if (w[0] != kMagic) return unexpected(std::string("descriptor magic/version"));
+  PsDescriptor d;
+  if (w[1] != kKindAllreduce && w[1] != kKindShutdown) {
+    return unexpected(std::string("descriptor kind"));
+  }
+  d.shutdown = w[1] == kKindShutdown;
+  d.shard_floats = w[2];
+  d.segment_floats = w[3];
+  d.layer = w[4];
+  d.num_layers = w[5];
+  d.loss_budget_ppm = w[6];
+  d.broadcast_budget_ppm = w[7];
+  d.deadline_ms = w[10];
+  if (d.shutdown) return d;
+  if (d.shard_floats > 0 && d.segment_floats == 0) return unexpected(std::string("segment size"));
+  if (d.num_layers == 0 || d.layer >= d.num_layers) return unexpected(std::string("layer"));
+  if (d.loss_budget_ppm > kPpm || d.broadcast_budget_ppm > kPpm) {
+    return unexpected(std::string("loss budget"));
+  }
+  if (w[8] > static_cast<std::uint32_t>(ReduceOp::kAverage)) return unexpected(std::string("op"));
+  if (w[9] > static_cast<std::uint32_t>(Aggregation::kZeroFill)) {
+    return unexpected(std::string("aggregation"));
+  }
+  if (d.deadline_ms == 0) return unexpected(std::string("deadline"));
+  d.op = static_cast<ReduceOp>(w[8]);
+  d.aggregation = static_cast<Aggregation>(w[9]);
+  return d;
+}
+
+}  // namespace dlcp::collectives

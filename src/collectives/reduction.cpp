@@ -1,0 +1,88 @@
+#include "collectives/reduction.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+#include "collectives/block_layout.hpp"
+
+namespace dlcp::collectives {
+namespace {
+
+Range block_range(std::size_t b, std::size_t block, std::size_t size) {
+  const std::size_t begin = b * block;
+  return {begin, std::min(size, begin + block) - begin};
+}
+
+}  // namespace
+
+void accumulate(std::span<float> acc, std::span<std::uint16_t> acc_counts,
+                std::span<const float> in, std::span<const std::uint16_t> in_counts,
+                std::size_t block) {
+  assert(acc.size() == in.size());
+  assert(acc_counts.size() == in_counts.size());
+  float* __restrict out = acc.data();
+  const float* __restrict add = in.data();
+  for (std::size_t b = 0; b < in_counts.size(); ++b) {
+    if (in_counts[b] == 0) continue;
+    acc_counts[b] = static_cast<std::uint16_t>(acc_counts[b] + in_counts[b]);
+    const Range r = block_range(b, block, acc.size());
+    for (std::size_t i = r.begin; i < r.end(); ++i) out[i] += add[i];
+  }
+}
+
+void clear_missing(std::span<float> values, std::span<const std::uint16_t> counts,
+                   std::size_t block) {
+  for (std::size_t b = 0; b < counts.size(); ++b) {
+    if (counts[b] != 0) continue;
+    const Range r = block_range(b, block, values.size());
+    std::fill_n(values.begin() + static_cast<std::ptrdiff_t>(r.begin), r.size, 0.0f);
+  }
+}
+
+FinalizeStats finalize(std::span<float> values, std::span<const std::uint16_t> counts,
+                       std::size_t block, int world, ReduceOp op, Aggregation aggregation) {
+  FinalizeStats stats;
+  for (std::size_t b = 0; b < counts.size(); ++b) {
+    const Range r = block_range(b, block, values.size());
+    const std::uint16_t count = counts[b];
+    stats.contributions_expected += r.size * static_cast<std::uint64_t>(world);
+    stats.contributions_received += r.size * std::uint64_t{count};
+    float scale = 1.0f;
+    if (count == 0) {
+      scale = 0.0f;
+    } else if (aggregation == Aggregation::kUnbiased) {
+      // Division rather than multiplication by a reciprocal: with every contribution present
+      // the average is then exactly what a reliable all-reduce computes.
+      if (op == ReduceOp::kAverage) {
+        const auto divisor = static_cast<float>(count);
+        for (std::size_t i = r.begin; i < r.end(); ++i) values[i] /= divisor;
+        continue;
+      }
+      if (count == world) continue;
+      scale = static_cast<float>(world) / static_cast<float>(count);
+    } else if (op == ReduceOp::kAverage) {
+      const auto divisor = static_cast<float>(world);
+      for (std::size_t i = r.begin; i < r.end(); ++i) values[i] /= divisor;
+      continue;
+    } else {
+      continue;
+    }
+    for (std::size_t i = r.begin; i < r.end(); ++i) values[i] *= scale;
+  }
+  return stats;
+}
+
+std::uint64_t fall_back_to_local(std::span<float> values, std::span<const std::uint16_t> counts,
+                                 std::uint16_t required, std::span<const float> local, float scale,
+                                 std::size_t block) {
+  std::uint64_t fell_back = 0;
+  for (std::size_t b = 0; b < counts.size(); ++b) {
+    if (counts[b] >= required) continue;
+    const Range r = block_range(b, block, values.size());
+    for (std::size_t i = r.begin; i < r.end(); ++i) values[i] = local[i] * scale;
+    fell_back += r.size;
+  }
+  return fell_back;
+}
+
+}  // namespace dlcp::collectives

@@ -1,0 +1,41 @@
+// Block-wise arithmetic of unbiased aggregation. Every block carries how many ranks' values are
+// summed into it; a block that never arrived has count 0 and contributes nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "dlcp/communicator.hpp"
+
+namespace dlcp::collectives {
+
+// acc += in and acc_counts += in_counts for every block with in_counts[b] > 0. Blocks are
+// `block` floats (the last may be short); the count spans hold one entry per block.
+void accumulate(std::span<float> acc, std::span<std::uint16_t> acc_counts,
+                std::span<const float> in, std::span<const std::uint16_t> in_counts,
+                std::size_t block);
+
+// Zeroes the values of blocks whose count is 0: their bytes are whatever the buffer held before.
+void clear_missing(std::span<float> values, std::span<const std::uint16_t> counts,
+                   std::size_t block);
+
+struct FinalizeStats {
+  std::uint64_t contributions_expected = 0;
+  std::uint64_t contributions_received = 0;
+};
+
+// Turns per-block sums of `counts` contributions into the collective's result for `world` ranks:
+//   unbiased: average = sum / count, sum = sum * world / count (exact when count == world);
+//   zero-fill: average = sum / world, sum unchanged (lost contributions count as zero).
+// A block with count 0 (every contribution lost) becomes 0.
+FinalizeStats finalize(std::span<float> values, std::span<const std::uint16_t> counts,
+                       std::size_t block, int world, ReduceOp op, Aggregation aggregation);
+
+// Broadcast-side fallback: every block whose count is below `required` takes local * scale.
+// Returns the entries that fell back.
+std::uint64_t fall_back_to_local(std::span<float> values, std::span<const std::uint16_t> counts,
+                                 std::uint16_t required, std::span<const float> local, float scale,
+                                 std::size_t block);
+
+}  // namespace dlcp::collectives

@@ -1,0 +1,151 @@
+// Block-aligned layout of collectives and the arithmetic of unbiased aggregation, on fixed inputs.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "collectives/block_layout.hpp"
+#include "collectives/message_id.hpp"
+#include "collectives/ps_descriptor.hpp"
+#include "collectives/reduction.hpp"
+
+namespace dlcp::collectives {
+namespace {
+
+TEST(BlockLayout, PartsCoverTheBufferOnBlockBoundaries) {
+  for (const std::size_t total : {1u, 9u, 10u, 11u, 1000u, 100'003u}) {
+    for (const std::size_t parts : {1u, 2u, 3u, 4u, 7u}) {
+      for (const std::size_t block : {1u, 3u, 358u}) {
+        std::size_t next = 0;
+        for (std::size_t i = 0; i < parts; ++i) {
+          const Range r = aligned_part(total, parts, block, i);
+          EXPECT_EQ(r.begin, next);
+          if (r.end() < total) {
+            EXPECT_EQ(r.end() % block, 0u);
+          }
+          next = r.end();
+        }
+        EXPECT_EQ(next, total) << total << "/" << parts << "/" << block;
+      }
+    }
+  }
+}
+
+TEST(BlockLayout, EarlierPartsTakeTheExtraBlocks) {
+  // 10 floats in blocks of 3 = 4 blocks over 3 parts: 2, 1, 1 blocks -> 6, 3, 1 floats.
+  EXPECT_EQ(aligned_part(10, 3, 3, 0), (Range{0, 6}));
+  EXPECT_EQ(aligned_part(10, 3, 3, 1), (Range{6, 3}));
+  EXPECT_EQ(aligned_part(10, 3, 3, 2), (Range{9, 1}));
+  // Fewer blocks than parts: trailing parts are empty.
+  EXPECT_EQ(aligned_part(5, 4, 3, 2), (Range{5, 0}));
+}
+
+TEST(BlockLayout, SegmentsAreBlockMultiplesWithinTheLimit) {
+  EXPECT_EQ(segment_floats(1000, 300, 10'000, 100), 900u);  // rounded down to blocks
+  EXPECT_EQ(segment_floats(10, 300, 10'000, 100), 300u);    // at least one block
+  // A huge range with few segments allowed: grows to fit.
+  EXPECT_EQ(segment_floats(300, 300, 300 * 1000, 10), 300u * 100);
+  EXPECT_EQ(segment_count(0, 300), 0u);
+  EXPECT_EQ(segment_count(301, 300), 2u);
+  EXPECT_EQ(segment_of(Range{100, 301}, 300, 1), (Range{400, 1}));
+}
+
+TEST(MessageId, FieldsDoNotOverlap) {
+  const auto id = message_id(0xFFFFFFFF, Phase::kBarrier, kMaxSteps - 1, kMaxSegments - 1);
+  EXPECT_EQ(id >> 32, 0xFFFFFFFFu);
+  EXPECT_EQ((id >> 28) & 0xF, static_cast<unsigned>(Phase::kBarrier));
+  EXPECT_NE(message_id(1, Phase::kReduce, 0, 0), message_id(1, Phase::kGather, 0, 0));
+  EXPECT_NE(message_id(1, Phase::kReduce, 1, 0), message_id(1, Phase::kReduce, 0, 1));
+}
+
+TEST(Reduction, AccumulateSkipsBlocksThatNeverArrived) {
+  std::vector<float> acc = {1, 1, 1, 1, 1};
+  std::vector<std::uint16_t> acc_counts = {1, 1, 1};
+  const std::vector<float> in = {2, 2, 9, 9, 3};
+  const std::vector<std::uint16_t> in_counts = {2, 0, 1};  // block 1 lost
+  accumulate(acc, acc_counts, in, in_counts, 2);
+  EXPECT_EQ(acc, (std::vector<float>{3, 3, 1, 1, 4}));
+  EXPECT_EQ(acc_counts, (std::vector<std::uint16_t>{3, 1, 2}));
+}
+
+TEST(Reduction, UnbiasedAverageDividesByWhatArrived) {
+  std::vector<float> sums = {6, 6, 4, 4, 0, 0};
+  const std::vector<std::uint16_t> counts = {3, 2, 0};
+  const auto stats = finalize(sums, counts, 2, 3, ReduceOp::kAverage, Aggregation::kUnbiased);
+  EXPECT_EQ(sums, (std::vector<float>{2, 2, 2, 2, 0, 0}));
+  EXPECT_EQ(stats.contributions_expected, 18u);
+  EXPECT_EQ(stats.contributions_received, 10u);
+}
+
+TEST(Reduction, UnbiasedSumRescalesToTheWorld) {
+  std::vector<float> sums = {6, 4, 3};
+  const std::vector<std::uint16_t> counts = {4, 2, 3};
+  finalize(sums, counts, 1, 4, ReduceOp::kSum, Aggregation::kUnbiased);
+  EXPECT_EQ(sums, (std::vector<float>{6, 8, 4}));
+}
+
+TEST(Reduction, ZeroFillCountsLostContributionsAsZero) {
+  std::vector<float> sums = {6, 4};
+  const std::vector<std::uint16_t> counts = {4, 2};
+  finalize(sums, counts, 1, 4, ReduceOp::kAverage, Aggregation::kZeroFill);
+  EXPECT_EQ(sums, (std::vector<float>{1.5f, 1.0f}));
+  std::vector<float> unchanged = {6, 4};
+  finalize(unchanged, counts, 1, 4, ReduceOp::kSum, Aggregation::kZeroFill);
+  EXPECT_EQ(unchanged, (std::vector<float>{6, 4}));
+}
+
+TEST(Reduction, CompleteAverageEqualsPlainDivision) {
+  std::vector<float> sums = {1, 2, 10};
+  const std::vector<std::uint16_t> counts = {3};
+  finalize(sums, counts, 3, 3, ReduceOp::kAverage, Aggregation::kUnbiased);
+  EXPECT_EQ(sums, (std::vector<float>{1.0f / 3.0f, 2.0f / 3.0f, 10.0f / 3.0f}));
+}
+
+TEST(Reduction, FallBackAndClearTouchOnlyShortBlocks) {
+  std::vector<float> values = {7, 7, 7, 7};
+  const std::vector<float> local = {1, 2, 3, 4};
+  const std::vector<std::uint16_t> counts = {4, 1};
+  EXPECT_EQ(fall_back_to_local(values, counts, 4, local, 4.0f, 2), 2u);
+  EXPECT_EQ(values, (std::vector<float>{7, 7, 12, 16}));
+  clear_missing(values, std::vector<std::uint16_t>{0, 1}, 2);
+  EXPECT_EQ(values, (std::vector<float>{0, 0, 12, 16}));
+}
+
+TEST(PsDescriptor, RoundTripsAndRejectsEachBadField) {
+  PsDescriptor d;
+  d.shard_floats = 1'000'000;
+  d.segment_floats = 16'000;
+  d.layer = 3;
+  d.num_layers = 50;
+  d.loss_budget_ppm = 50'000;
+  d.broadcast_budget_ppm = 0;
+  d.op = ReduceOp::kAverage;
+  d.aggregation = Aggregation::kZeroFill;
+  d.deadline_ms = 30'000;
+  const auto wire = encode_descriptor(d);
+  const auto back = decode_descriptor(wire);
+  ASSERT_TRUE(back.has_value()) << back.error();
+  EXPECT_EQ(*back, d);
+
+  PsDescriptor shutdown;
+  shutdown.shutdown = true;
+  ASSERT_TRUE(decode_descriptor(encode_descriptor(shutdown)).has_value());
+  EXPECT_TRUE(decode_descriptor(encode_descriptor(shutdown))->shutdown);
+
+  const auto broken = [&](auto change) {
+    PsDescriptor copy = d;
+    change(copy);
+    return decode_descriptor(encode_descriptor(copy));
+  };
+  EXPECT_FALSE(broken([](PsDescriptor& x) { x.layer = 50; }).has_value());
+  EXPECT_FALSE(broken([](PsDescriptor& x) { x.num_layers = 0; }).has_value());
+  EXPECT_FALSE(broken([](PsDescriptor& x) { x.loss_budget_ppm = 1'000'001; }).has_value());
+  EXPECT_FALSE(broken([](PsDescriptor& x) { x.segment_floats = 0; }).has_value());
+  EXPECT_FALSE(broken([](PsDescriptor& x) { x.deadline_ms = 0; }).has_value());
+  auto bad_magic = wire;
+  bad_magic[0] = 1.0f;
+  EXPECT_FALSE(decode_descriptor(bad_magic).has_value());
+  EXPECT_FALSE(decode_descriptor(std::span<const float>(wire).first(5)).has_value());
+}
+
+}  // namespace
+}  // namespace dlcp::collectives

@@ -1,0 +1,54 @@
+// Baseline: Open MPI's MPI_Allreduce forced onto its TCP transport, for `dlcp bench allreduce`.
+//
+//   $ mpirun <mpirun_command(2, {})...> dlcp bench allreduce ...
+//   dlcp::tools::MpiSession mpi(&argc, &argv);
+//   mpi.allreduce(values);
+//
+// mpi.h stays out of this header so that the harness compiles without it.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dlcp::tools {
+
+// MPI_Init/MPI_Finalize lifetime; ranks are launched by mpirun. One per process.
+class MpiSession {
+ public:
+  // Initialises MPI unless something else already did (then it also leaves finalising to that).
+  // MPI errors on MPI_COMM_WORLD are returned, not fatal, so that they surface as exceptions.
+  MpiSession(int* argc, char*** argv);
+  MpiSession();
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // In-place MPI_Allreduce(MPI_IN_PLACE, ..., MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD). Buffers longer
+  // than MPI's int count are reduced in int-sized pieces. Throws dlcp::Error (kAborted) on failure.
+  void allreduce(std::span<float> values);
+  void barrier();
+
+  // True inside a process started by mpirun (Open MPI, or a PMI/PMIx launcher).
+  static bool launched_by_mpirun();
+
+ private:
+  bool owns_mpi_ = false;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// The MCA settings that keep Open MPI off shared memory (vader/sm), UCX and other fabrics: the ob1
+// point-to-point layer over the tcp btl on loopback, and no shared-memory collectives.
+std::vector<std::string> mpi_tcp_only_arguments();
+
+// The mpirun command prefix that starts `ranks` local processes with Open MPI forced onto TCP
+// (see mpi_tcp_only_arguments), allowed to run as root, oversubscribed when ranks outnumber cores,
+// unbound, and passing the named environment variables through with -x. Append the program and
+// its arguments.
+std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string>& pass_env);
+
+}  // namespace dlcp::tools

@@ -1,0 +1,224 @@
+// `dlcp bench allreduce`: the launcher. Starts the rank processes (directly, or under mpirun for
+// the MPI baseline), waits for them, and turns their reports into one summary.
+#include "bench_allreduce.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "baseline_mpi.hpp"
+#include "child_processes.hpp"
+#include "common/summary.hpp"
+#include "dlcp/error.hpp"
+#include "dlcp/store.hpp"
+
+namespace dlcp::tools {
+namespace {
+
+bool is_dlcp(const std::string& algo) {
+  return algo == "ring" || algo == "tar" || algo == "ps";
+}
+
+void check_options(const AllreduceBenchOptions& o) {
+  const auto invalid = [](const std::string& what) {
+    throw Error(ErrorCode::kInvalidArgument, -1, what);
+  };
+  if (!is_dlcp(o.algo) && o.algo != "gloo" && o.algo != "mpi") {
+    invalid("--algo must be ring, tar, ps, gloo or mpi, got '" + o.algo + "'");
+  }
+  if (o.ranks < 1 || o.ranks > 64) invalid("--ranks must be 1..64");
+  if (o.algo == "ps" && o.servers < 1) invalid("--algo ps needs --servers >= 1");
+  if (!is_dlcp(o.algo) && (o.drop > 0 || o.loss_bound > 0 || o.broadcast_loss_bound > 0)) {
+    invalid(
+        "--drop and --loss-bound apply to dlcp only: Gloo and MPI run over the kernel's TCP, "
+        "which dlcp cannot inject loss into (use the testbed for lossy TCP baselines)");
+  }
+  if (!is_dlcp(o.algo) && o.op != "sum") invalid("Gloo and MPI baselines measure --op sum only");
+  const double floats = o.mib * (1 << 20) / 4.0;
+  if (floats < 1 || floats > 4.0e9) invalid("--mib must give 1 .. 2^32 floats");
+}
+
+std::string fmt(double value, int digits = 2) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(digits);
+  out << value;
+  return out.str();
+}
+
+// Summary of one implementation (one Gloo variant, or dlcp's algorithm) from every rank's report.
+nlohmann::json summarize(const std::vector<nlohmann::json>& reports, std::size_t bytes) {
+  const std::size_t iters = reports.front()["seconds"].size();
+  std::vector<double> times(iters, 0.0);
+  bool consistent = true;
+  for (std::size_t i = 0; i < iters; ++i) {
+    const auto first_hash = reports.front()["hashes"][i].get<std::uint64_t>();
+    for (const auto& report : reports) {
+      times[i] = std::max(times[i], report["seconds"][i].get<double>());
+      consistent = consistent && report["hashes"][i].get<std::uint64_t>() == first_hash;
+    }
+  }
+  double max_rel_error = 0;
+  double sum_error = 0;
+  double sum_abs_exact = 0;
+  double wrong = 0;
+  double entries = 0;
+  double expected = 0;
+  double received = 0;
+  double broadcast_missing = 0;
+  std::vector<double> allocations;
+  std::vector<double> allocation_bytes;
+  for (const auto& report : reports) {
+    max_rel_error = std::max(max_rel_error, report["max_rel_error"].get<double>());
+    sum_error += report["sum_error"].get<double>();
+    sum_abs_exact += report["sum_abs_exact"].get<double>();
+    wrong += report["wrong_entries"].get<double>();
+    entries += report["entries"].get<double>();
+    expected += report["contributions_expected"].get<double>();
+    received += report["contributions_received"].get<double>();
+    broadcast_missing += report["broadcast_entries_missing"].get<double>();
+    for (const auto& a : report["allocations"]) allocations.push_back(a.get<double>());
+    for (const auto& a : report["allocation_bytes"]) allocation_bytes.push_back(a.get<double>());
+  }
+  const double p50 = percentile(times, 0.5);
+  nlohmann::json summary;
+  summary["bytes"] = bytes;
+  summary["iters"] = iters;
+  summary["algbw_gbps"] = gbps(static_cast<double>(bytes), p50);
+  summary["p50_ms"] = p50 * 1e3;
+  summary["p99_ms"] = percentile(times, 0.99);
+  summary["p99_ms"] = summary["p99_ms"].get<double>() * 1e3;
+  summary["mean_ms"] = [&] {
+    double total = 0;
+    for (const double t : times) total += t;
+    return total / static_cast<double>(times.size()) * 1e3;
+  }();
+  summary["max_rel_error"] = max_rel_error;
+  summary["mean_error"] = sum_abs_exact > 0 ? sum_error / sum_abs_exact : 0.0;
+  summary["wrong_entry_fraction"] = entries > 0 ? wrong / entries : 0.0;
+  summary["consistent"] = consistent;
+  summary["delivered_fraction"] = expected > 0 ? received / expected : 1.0;
+  summary["broadcast_entries_missing"] = broadcast_missing;
+  summary["allocs_per_iter_per_rank"] = percentile(allocations, 0.5);
+  summary["alloc_bytes_per_iter_per_rank"] = percentile(allocation_bytes, 0.5);
+  return summary;
+}
+
+}  // namespace
+
+std::vector<std::string> allreduce_bench_flags(const AllreduceBenchOptions& o) {
+  return {"--algo",
+          o.algo,
+          "--ranks",
+          std::to_string(o.ranks),
+          "--servers",
+          std::to_string(o.servers),
+          "--mib",
+          fmt(o.mib, 6),
+          "--iters",
+          std::to_string(o.iters),
+          "--warmup",
+          std::to_string(o.warmup),
+          "--drop",
+          fmt(o.drop, 6),
+          "--burst",
+          fmt(o.burst, 6),
+          "--loss-bound",
+          fmt(o.loss_bound, 6),
+          "--broadcast-loss-bound",
+          fmt(o.broadcast_loss_bound, 6),
+          "--op",
+          o.op,
+          "--aggregation",
+          o.aggregation,
+          "--paths",
+          std::to_string(o.paths),
+          "--mtu",
+          std::to_string(o.mtu),
+          "--segment-mib",
+          fmt(o.segment_mib, 6),
+          "--concurrent",
+          std::to_string(o.concurrent),
+          "--deadline-ms",
+          std::to_string(o.deadline_ms)};
+}
+
+nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
+  check_options(o);
+  const std::size_t floats = static_cast<std::size_t>(o.mib * (1 << 20) / 4.0);
+  const std::size_t bytes = floats * sizeof(float);
+  const int world = o.ranks + (o.algo == "ps" ? o.servers : 0);
+  TcpStoreServer store_server("127.0.0.1", 0);
+  const std::string store_address = store_server.address();
+  if (o.verbose) {
+    std::cerr << "bench allreduce: " << o.algo << ", " << o.ranks << " ranks"
+              << (o.algo == "ps" ? " + " + std::to_string(o.servers) + " servers" : "") << ", "
+              << fmt(o.mib) << " MiB, " << o.iters << " iterations";
+    if (o.drop > 0) std::cerr << ", injected loss " << fmt(o.drop * 100) << "%";
+    if (o.loss_bound > 0) std::cerr << ", loss bound " << fmt(o.loss_bound * 100) << "%";
+    std::cerr << std::endl;
+  }
+
+  ChildProcesses children;
+  const std::string exe = self_executable();
+  std::vector<std::string> rank_argv = {exe, "bench", "allreduce-rank"};
+  for (auto& flag : allreduce_bench_flags(o)) rank_argv.push_back(flag);
+  if (o.algo == "mpi") {
+    auto argv = mpirun_command(o.ranks, {"DLCP_BENCH_STORE"});
+    argv.insert(argv.end(), rank_argv.begin(), rank_argv.end());
+    children.start(argv, {{"DLCP_BENCH_STORE", store_address}}, "mpirun");
+  } else {
+    for (int rank = 0; rank < world; ++rank) {
+      children.start(
+          rank_argv,
+          {{"DLCP_BENCH_STORE", store_address}, {"DLCP_BENCH_RANK", std::to_string(rank)}},
+          (rank < o.ranks ? "rank " : "server rank ") + std::to_string(rank));
+    }
+  }
+  const std::string failure = children.wait_all(std::chrono::seconds(o.timeout_s));
+  if (!failure.empty()) {
+    throw Error(ErrorCode::kAborted, -1, "bench allreduce (" + o.algo + "): " + failure);
+  }
+
+  TcpStore results("127.0.0.1", store_server.port(), std::chrono::seconds(10));
+  const auto variants = nlohmann::json::parse(results.get("bench/variants"));
+  nlohmann::json by_variant = nlohmann::json::object();
+  std::string best;
+  for (const auto& variant_json : variants) {
+    const auto variant = variant_json.get<std::string>();
+    std::vector<nlohmann::json> reports;
+    for (int rank = 0; rank < o.ranks; ++rank) {
+      reports.push_back(nlohmann::json::parse(
+          results.get("bench/result/" + variant + "/" + std::to_string(rank))));
+    }
+    by_variant[variant] = summarize(reports, bytes);
+    if (best.empty() ||
+        by_variant[variant]["p50_ms"].get<double>() < by_variant[best]["p50_ms"].get<double>()) {
+      best = variant;
+    }
+  }
+  nlohmann::json summary = by_variant[best];
+  summary["algo"] = o.algo;
+  summary["variant"] = best;
+  summary["ranks"] = o.ranks;
+  summary["servers"] = o.algo == "ps" ? o.servers : 0;
+  summary["drop"] = o.drop;
+  summary["loss_bound"] = o.loss_bound;
+  summary["op"] = o.op;
+  if (by_variant.size() > 1) summary["variants"] = by_variant;
+  if (o.verbose) {
+    for (const auto& [variant, s] : by_variant.items()) {
+      std::cerr << "  " << o.algo << (variant == o.algo ? "" : "/" + variant) << ": p50 "
+                << fmt(s["p50_ms"].get<double>()) << " ms, p99 " << fmt(s["p99_ms"].get<double>())
+                << " ms, " << fmt(s["algbw_gbps"].get<double>()) << " Gbit/s, delivered "
+                << fmt(s["delivered_fraction"].get<double>() * 100, 3) << "%, max rel error "
+                << s["max_rel_error"].get<double>()
+                << (s["consistent"].get<bool>() ? ", consistent" : ", REPLICAS DIFFER")
+                << std::endl;
+    }
+  }
+  return summary;
+}
+
+}  // namespace dlcp::tools

@@ -1,0 +1,44 @@
+// `dlcp bench allreduce`: N local rank processes (plus servers for ps) run one all-reduce
+// implementation on the same buffers; the launcher gathers every rank's timings, errors and
+// result hashes through a TCP store and prints one summary (JSON on the last line with --json).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dlcp::tools {
+
+struct AllreduceBenchOptions {
+  std::string algo = "ring";  // ring | tar | ps | gloo | mpi
+  int ranks = 2;
+  int servers = 1;  // ps only
+  double mib = 64;
+  int iters = 20;
+  int warmup = 3;
+  double drop = 0;        // injected receive-path loss (dlcp only)
+  double burst = 1;       // mean loss burst length
+  double loss_bound = 0;  // reduce-side budget (dlcp only)
+  double broadcast_loss_bound = 0;
+  std::string op = "sum";                // sum | average (dlcp); Gloo and MPI always sum
+  std::string aggregation = "unbiased";  // unbiased | zero-fill
+  int paths = 4;
+  int mtu = 0;
+  double segment_mib = 4;
+  int concurrent = 2;
+  int deadline_ms = 30000;
+  int timeout_s = 600;
+  bool verbose = true;
+};
+
+// Launches the ranks and returns the summary; throws dlcp::Error when a rank fails.
+nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& options);
+
+// The hidden per-rank entry point (`dlcp bench allreduce-rank ...`); returns the exit status.
+int run_allreduce_bench_rank(const AllreduceBenchOptions& options, int* argc, char*** argv);
+
+// The command-line flags that reproduce `options` for a rank process.
+std::vector<std::string> allreduce_bench_flags(const AllreduceBenchOptions& options);
+
+}  // namespace dlcp::tools
