@@ -1,0 +1,110 @@
+// Compiled as C++20 (the library's headers need it) and without any ns-3 header: forwards the
+// simulator's calls to the library's own policy and rate-control code.
+#include <chrono>
+
+#include "../src/library.hpp"
+#include "policy/policy.hpp"
+#include "transport/rate_controller.hpp"
+
+namespace dlcp::sim::library {
+
+static_assert(kPriorityClasses == dlcp::kPriorityClasses);
+
+struct Policy::Options {
+  dlcp::PolicyOptions value;
+};
+
+Policy::Policy() : options_(std::make_unique<Options>()) {
+  options_->value.validate();
+}
+Policy::Policy(const Policy& other) : options_(std::make_unique<Options>(*other.options_)) {}
+Policy& Policy::operator=(const Policy& other) {
+  *options_ = *other.options_;
+  return *this;
+}
+Policy::~Policy() = default;
+
+void Policy::set_protected_share(double share) {
+  dlcp::PolicyOptions changed = options_->value;
+  changed.protected_share = share;
+  changed.validate();
+  options_->value = changed;
+}
+
+double Policy::protected_share() const {
+  return options_->value.protected_share;
+}
+
+std::uint8_t Policy::data_tos(int priority_class, bool is_protected) const {
+  return dlcp::policy::data_tos(options_->value, priority_class,
+                                is_protected ? dlcp::policy::Precedence::kProtected
+                                             : dlcp::policy::Precedence::kDropEligible);
+}
+
+std::uint8_t Policy::control_tos() const {
+  return dlcp::policy::control_tos(options_->value);
+}
+
+std::uint8_t Policy::control_dscp() const {
+  return options_->value.dscp.control_dscp;
+}
+
+int Policy::class_of_dscp(std::uint8_t dscp) const {
+  return dlcp::policy::class_of_dscp(options_->value.dscp, dscp);
+}
+
+std::vector<std::uint8_t> Policy::protected_packets(const float* values, std::size_t count,
+                                                    std::size_t stride) const {
+  return dlcp::policy::protected_packets(std::span<const float>(values, count), stride,
+                                         options_->value.protected_share);
+}
+
+int priority_class(int layer, int num_layers) {
+  return dlcp::policy::priority_class(layer, num_layers);
+}
+
+std::uint32_t budget_ppm(double fraction) {
+  return dlcp::policy::budget_ppm(fraction);
+}
+
+std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t loss_budget_ppm) {
+  return dlcp::policy::allowed_missing_entries(total_entries, loss_budget_ppm);
+}
+
+struct RateController::State {
+  dlcp::transport::RateController controller;
+};
+
+namespace {
+dlcp::RateControlOptions rates(double initial_rate, double min_rate, double max_rate) {
+  dlcp::RateControlOptions options;
+  options.initial_rate = initial_rate;
+  options.min_rate = min_rate;
+  options.max_rate = max_rate;
+  return options;
+}
+}  // namespace
+
+RateController::RateController(double initial_rate, double min_rate, double max_rate)
+    : state_(std::make_unique<State>(
+          State{dlcp::transport::RateController(rates(initial_rate, min_rate, max_rate))})) {}
+RateController::RateController(RateController&&) noexcept = default;
+RateController::~RateController() = default;
+
+double RateController::on_feedback(std::int64_t interval_ns, std::uint64_t received_bytes,
+                                   std::uint64_t received_packets, std::uint64_t lost_packets,
+                                   std::uint64_t ce_marked) {
+  dlcp::transport::Feedback feedback;
+  feedback.interval = std::chrono::nanoseconds(interval_ns);
+  feedback.received_bytes = received_bytes;
+  feedback.received_packets = received_packets;
+  feedback.lost_packets = lost_packets;
+  feedback.ce_marked = ce_marked;
+  return state_->controller.on_feedback(feedback);
+}
+
+double RateController::rate() const {
+  return state_->controller.rate();
+}
+
+}  // namespace dlcp::sim::library

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Runs a dlcp-sim scenario and checks its JSON summary (the CTest test sim.small).
+
+Usage: check_results.py PATH/TO/dlcp-sim [dlcp-sim arguments...]
+Checks: the last output line is JSON; every scheme finished every iteration; iteration times
+and flow completion times are finite numbers; dlcp's p99 gradient FCT is below DCTCP's.
+"""
+
+import json
+import math
+import subprocess
+import sys
+import tempfile
+
+
+def fail(message):
+    print("check_results: FAIL: " + message)
+    sys.exit(1)
+
+
+def finite(value):
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def main():
+    if len(sys.argv) < 2:
+        fail("usage: check_results.py DLCP_SIM [arguments...]")
+    with tempfile.TemporaryDirectory() as out_dir:
+        command = sys.argv[1:] + ["--json", "--out", out_dir, "--jobs", "2"]
+        run = subprocess.run(command, stdout=subprocess.PIPE, text=True)
+        print(run.stdout)
+        if run.returncode != 0:
+            fail(f"dlcp-sim exited with {run.returncode}")
+    lines = [line for line in run.stdout.splitlines() if line.strip()]
+    try:
+        summary = json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError) as error:
+        fail(f"the last output line is not JSON: {error}")
+
+    results = summary["results"]
+    for scheme, result in results.items():
+        if "error" in result:
+            fail(f"{scheme}: {result['error']}")
+        if result["iterations_finished"] != result["iterations_expected"]:
+            fail(f"{scheme}: finished {result['iterations_finished']} of "
+                 f"{result['iterations_expected']} iterations")
+        for group in ("iteration_ms", "gradient_fct_us"):
+            for key in ("mean", "p99"):
+                if not finite(result[group][key]) or result[group][key] <= 0:
+                    fail(f"{scheme}: {group}.{key} = {result[group][key]}")
+        if result["gradient_fct_us"]["count"] != result["gradient_fct_us"]["started"]:
+            fail(f"{scheme}: not every gradient flow completed")
+
+    for needed in ("dlcp", "dctcp"):
+        if needed not in results:
+            fail(f"scheme {needed} missing from the results")
+    ours = results["dlcp"]["gradient_fct_us"]["p99"]
+    theirs = results["dctcp"]["gradient_fct_us"]["p99"]
+    if not ours < theirs:
+        fail(f"dlcp's p99 gradient FCT {ours} us is not below DCTCP's {theirs} us")
+    for baseline, versus in summary["versus"].items():
+        if not finite(versus["training_speedup"]):
+            fail(f"training speed-up against {baseline} is {versus['training_speedup']}")
+    print(f"check_results: OK ({len(results)} schemes; dlcp p99 gradient FCT {ours:.1f} us vs "
+          f"DCTCP {theirs:.1f} us)")
+
+
+if __name__ == "__main__":
+    main()

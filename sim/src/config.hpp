@@ -1,0 +1,88 @@
+// Everything a scenario sets, in one place, with the units in the names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "library.hpp"
+
+namespace dlcp::sim {
+
+// The transports compared. kDlcp carries gradients with the library's policy; the others carry
+// them over TCP with per-flow ECMP.
+enum class Scheme { kDlcp, kDctcp, kNewReno, kPfabric, kPias };
+
+const char* scheme_name(Scheme scheme);
+bool parse_scheme(const std::string& name, Scheme* scheme);
+
+struct FabricConfig {
+  int leaves = 4;
+  int hosts_per_leaf = 4;
+  int spines = 2;
+  double host_link_gbps = 100.0;
+  double fabric_link_gbps = 400.0;
+  double link_delay_us = 1.0;
+  std::uint32_t mtu_bytes = 9000;  // jumbo frames: 6x fewer packets (events) than 1500
+  // Per-port buffer of a 100 Gbit/s port; ports of other rates get proportionally more or less.
+  std::uint32_t buffer_bytes_per_100g = 400000;
+  double drop_eligible_share = 0.5;  // drop-eligible packets refused above this share of buffer
+  std::uint32_t ecn_mark_bytes_per_100g = 100000;  // DCTCP's K
+  std::uint32_t host_buffer_bytes = 8u << 20;      // host NIC queue; hosts never drop in practice
+
+  int hosts() const { return leaves * hosts_per_leaf; }
+};
+
+enum class Collective { kParameterServer, kRingAllReduce };
+
+struct WorkloadConfig {
+  Collective collective = Collective::kParameterServer;
+  std::string model = "resnet50";  // models/<model>.json
+  int servers = 2;                 // parameter servers (the remaining hosts are workers)
+  int iterations = 3;
+  // Gradient bytes and compute time are multiplied by this (see docs/simulation.md, Scaling).
+  double size_scale = 0.05;
+  // Forward-pass compute of the whole model at full size; backward takes backward_factor times it.
+  double forward_ms = 30.0;
+  double backward_factor = 2.0;
+  double loss_budget = 0.01;               // dlcp: per-tensor budget on the push/reduce side
+  std::uint64_t bucket_bytes = 25u << 20;  // ring all-reduce bucket, before size_scale
+};
+
+enum class FlowSizes { kWebSearch, kDataMining };
+
+struct BackgroundConfig {
+  FlowSizes sizes = FlowSizes::kWebSearch;
+  double load = 0.3;  // offered load as a share of every host's link capacity; 0 = none
+  std::uint64_t max_flow_bytes = 30u << 20;  // data mining's 1 GB tail is cut here
+};
+
+struct DlcpSimConfig {
+  int paths = 8;  // UDP source ports sprayed over (TransportOptions::paths)
+  double feedback_interval_us = 20.0;
+  double quiet_before_report_us = 50.0;  // a few queueing delays of a full port
+  double control_retry_us = 300.0;
+};
+
+struct TcpConfig {
+  double min_rto_us = 200.0;                // DCTCP, NewReno, PIAS
+  double pfabric_min_rto_us = 45.0;         // pFabric's small fixed timeout (about 3-4 RTTs)
+  std::uint32_t pfabric_initial_cwnd = 16;  // about one bandwidth-delay product of segments
+};
+
+struct ScenarioConfig {
+  std::string name;
+  std::string description;
+  FabricConfig fabric;
+  WorkloadConfig workload;
+  BackgroundConfig background;
+  DlcpSimConfig dlcp;
+  TcpConfig tcp;
+  library::Policy policy;  // the library's defaults
+  std::vector<Scheme> schemes{Scheme::kDlcp, Scheme::kDctcp, Scheme::kNewReno, Scheme::kPfabric,
+                              Scheme::kPias};
+  double max_sim_ms = 2000.0;  // safety stop; unfinished iterations are reported as such
+  std::uint64_t seed = 1;
+};
+
+}  // namespace dlcp::sim

@@ -1,0 +1,485 @@
+#include "dlcp_transport.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+
+#include "dlcp_tags.hpp"
+#include "ns3/inet-socket-address.h"
+#include "ns3/node.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/socket.h"
+#include "ns3/udp-socket-factory.h"
+
+namespace dlcp::sim {
+
+namespace {
+
+constexpr std::uint32_t kIpUdpHeaderBytes = 28;
+constexpr std::uint32_t kDlcpHeaderBytes = 40;   // docs/protocol.md, data header
+constexpr std::uint32_t kControlBaseBytes = 32;  // control header + fixed fields
+constexpr std::uint16_t kControlPort = 9999;
+constexpr std::uint16_t kDataPortBase = 10000;
+constexpr std::uint8_t kEcnCe = 0b11;
+
+ns3::Time transmit_time(std::uint32_t bytes, double rate_bits_per_s) {
+  return ns3::Seconds(bytes * 8.0 / rate_bits_per_s);
+}
+
+}  // namespace
+
+// One message, as both ends know it. The sender fills it when posting (the library sends these
+// facts in FlowStart over its control channel); the receiver-side fields are touched only by
+// receiver handlers, which learn of packets only through the network.
+struct DlcpTransport::OutMessage {
+  std::uint32_t index = 0;
+  Message message;
+  Delivered on_delivered;
+  int priority_class = 0;
+  std::uint64_t post_order = 0;
+  std::uint32_t packets = 0;
+  std::uint32_t last_payload = 0;
+  std::vector<std::uint8_t> protected_flags;
+  std::uint32_t protected_count = 0;
+  std::uint64_t total_entries = 0;
+  std::uint64_t allowed_missing = 0;
+  std::uint8_t protected_tos = 0;
+  std::uint8_t eligible_tos = 0;
+  ns3::Time posted;
+
+  // Sender.
+  std::uint32_t round = 0;
+  std::deque<std::uint32_t> pending;
+  bool sender_done = false;
+  ns3::EventId retry;
+
+  // Receiver.
+  std::vector<std::uint8_t> got;
+  std::uint32_t received = 0;
+  std::uint32_t protected_received = 0;
+  std::uint64_t received_entries = 0;
+  bool settled = false;
+  ns3::Time last_arrival;
+  ns3::Time last_stop;
+  std::uint32_t report_round = 0;
+  ns3::EventId report;
+};
+
+struct DlcpTransport::ControlMessage {
+  enum class Type { kRoundFinished, kMissingRanges, kStop, kRateFeedback };
+  ControlMessage(Type t, std::uint32_t m, std::uint32_t r) : type(t), message(m), round(r) {}
+
+  Type type;
+  int from = 0;  // set by send_control
+  int to = 0;
+  std::uint32_t message = 0;
+  std::uint32_t round = 0;
+  std::vector<std::uint32_t> missing;  // kMissingRanges: packets to resend, protected first
+  struct {
+    std::uint64_t bytes = 0, packets = 0, lost = 0, ce = 0;
+  } feedback;  // kRateFeedback
+};
+
+struct DlcpTransport::Host {
+  struct Peer {  // a destination, as its sender sees it
+    std::unique_ptr<library::RateController> rate;
+    ns3::Time next_allowed;
+    std::uint64_t counter = 0;
+  };
+  struct Source {  // a sender, as its receiver sees it, for rate feedback
+    std::uint64_t bytes = 0;
+    std::uint64_t packets = 0;
+    std::uint64_t ce = 0;
+    std::uint64_t highest_counter = 0;
+    std::uint64_t counter_at_report = 0;
+  };
+
+  int index = 0;
+  ns3::Ptr<ns3::Node> node;
+  std::vector<ns3::Ptr<ns3::Socket>> data_sockets;
+  ns3::Ptr<ns3::Socket> control_socket;
+  // Send queue: (priority class, post order) -> message. Most urgent first.
+  std::map<std::pair<int, std::uint64_t>, std::uint32_t> send_queue;
+  ns3::Time nic_free;
+  ns3::EventId send_event;
+  std::uint32_t next_path = 0;
+  std::unordered_map<int, Peer> peers;
+  std::map<int, Source> sources;
+  ns3::EventId feedback_event;
+};
+
+DlcpTransport::DlcpTransport(const Topology& topology, const library::Policy& policy,
+                             const DlcpSimConfig& config, FlowLog& log, std::uint64_t seed)
+    : topology_(topology), policy_(policy), config_(config), log_(log), rng_(seed) {
+  const auto mtu = topology.hosts.Get(0)->GetDevice(1)->GetMtu();
+  payload_bytes_ = (mtu - kIpUdpHeaderBytes - kDlcpHeaderBytes) / 4 * 4;
+
+  for (std::uint32_t h = 0; h < topology.hosts.GetN(); ++h) {
+    auto host = std::make_unique<Host>();
+    host->index = static_cast<int>(h);
+    host->node = topology.hosts.Get(h);
+    const auto udp = ns3::UdpSocketFactory::GetTypeId();
+    for (int path = 0; path < config_.paths; ++path) {
+      auto socket = ns3::Socket::CreateSocket(host->node, udp);
+      socket->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(),
+                                          static_cast<std::uint16_t>(kDataPortBase + path)));
+      socket->SetIpRecvTos(true);  // to see CE marks
+      socket->SetRecvCallback(ns3::MakeCallback(&DlcpTransport::on_data_readable, this));
+      host->data_sockets.push_back(socket);
+    }
+    host->control_socket = ns3::Socket::CreateSocket(host->node, udp);
+    host->control_socket->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), kControlPort));
+    host->control_socket->SetIpTos(policy_.control_tos());
+    host->control_socket->SetRecvCallback(
+        ns3::MakeCallback(&DlcpTransport::on_control_readable, this));
+    hosts_.push_back(std::move(host));
+  }
+}
+
+DlcpTransport::~DlcpTransport() = default;
+
+std::uint64_t DlcpTransport::entries_of(const OutMessage& message, std::uint32_t seq) const {
+  return (seq + 1 == message.packets ? message.last_payload : payload_bytes_) / 4;
+}
+
+void DlcpTransport::send(const Message& message, Delivered on_delivered) {
+  auto out = std::make_unique<OutMessage>();
+  OutMessage& m = *out;
+  m.index = static_cast<std::uint32_t>(messages_.size());
+  m.message = message;
+  m.on_delivered = std::move(on_delivered);
+  m.posted = ns3::Simulator::Now();
+  m.post_order = post_order_++;
+
+  const std::uint64_t bytes = std::max<std::uint64_t>(4, message.bytes / 4 * 4);
+  m.packets = static_cast<std::uint32_t>((bytes + payload_bytes_ - 1) / payload_bytes_);
+  m.last_payload =
+      static_cast<std::uint32_t>(bytes - std::uint64_t{m.packets - 1} * payload_bytes_);
+  m.total_entries = bytes / 4;
+
+  // The library's policy decides everything below.
+  m.priority_class = library::priority_class(message.layer, message.num_layers);
+  m.protected_tos = policy_.data_tos(m.priority_class, /*is_protected=*/true);
+  m.eligible_tos = policy_.data_tos(m.priority_class, /*is_protected=*/false);
+  const std::uint32_t budget = library::budget_ppm(message.loss_budget);
+  m.allowed_missing = library::allowed_missing_entries(m.total_entries, budget);
+  if (budget == 0) {
+    m.protected_flags.assign(m.packets, 1);  // a reliable message protects every packet
+  } else {
+    // One value per packet stands for that packet's mean |g| (stride 1), so ranking a synthetic
+    // heavy-tailed gradient costs O(packets) rather than O(floats).
+    std::lognormal_distribution<float> magnitude(0.0f, 1.0f);
+    std::vector<float> mean_abs(m.packets);
+    for (float& v : mean_abs) v = magnitude(rng_);
+    m.protected_flags = policy_.protected_packets(mean_abs.data(), mean_abs.size(), 1);
+  }
+  m.protected_count = static_cast<std::uint32_t>(
+      std::count(m.protected_flags.begin(), m.protected_flags.end(), std::uint8_t{1}));
+  m.got.assign(m.packets, 0);
+  for (std::uint32_t seq = 0; seq < m.packets; ++seq) m.pending.push_back(seq);
+
+  log_.started(message.kind);
+  counters_.entries_total += m.total_entries;
+  Host& host = *hosts_[static_cast<std::size_t>(message.src)];
+  auto& peer = host.peers[message.dst];
+  if (!peer.rate) {
+    // Start at line rate, as the library starts at its configured initial rate.
+    const double line_rate_bytes = topology_.host_rate_bps / 8.0;
+    peer.rate = std::make_unique<library::RateController>(line_rate_bytes, line_rate_bytes / 1000.0,
+                                                          line_rate_bytes);
+  }
+  host.send_queue.emplace(std::make_pair(m.priority_class, m.post_order), m.index);
+  messages_.push_back(std::move(out));
+  try_send(message.src);
+}
+
+void DlcpTransport::try_send(int host_index) {
+  Host& host = *hosts_[static_cast<std::size_t>(host_index)];
+  if (host.send_event.IsRunning()) return;
+  const ns3::Time now = ns3::Simulator::Now();
+  if (host.nic_free > now) {
+    host.send_event =
+        ns3::Simulator::Schedule(host.nic_free - now, &DlcpTransport::try_send, this, host_index);
+    return;
+  }
+  // The most urgent message whose peer's pacer allows a packet now.
+  ns3::Time earliest = ns3::Time::Max();
+  for (const auto& entry : host.send_queue) {
+    OutMessage& m = *messages_[entry.second];
+    auto& peer = host.peers[m.message.dst];
+    if (peer.next_allowed <= now) {
+      send_one_packet(host, m);
+      host.send_event =
+          ns3::Simulator::Schedule(host.nic_free - now, &DlcpTransport::try_send, this, host_index);
+      return;
+    }
+    earliest = std::min(earliest, peer.next_allowed);
+  }
+  if (earliest != ns3::Time::Max()) {
+    host.send_event =
+        ns3::Simulator::Schedule(earliest - now, &DlcpTransport::try_send, this, host_index);
+  }
+}
+
+void DlcpTransport::send_one_packet(Host& host, OutMessage& m) {
+  const ns3::Time now = ns3::Simulator::Now();
+  const std::uint32_t seq = m.pending.front();
+  m.pending.pop_front();
+  const std::uint32_t payload = static_cast<std::uint32_t>(entries_of(m, seq) * 4);
+  auto packet = ns3::Create<ns3::Packet>(payload + kDlcpHeaderBytes);
+  auto& peer = host.peers[m.message.dst];
+  DlcpDataTag tag;
+  tag.message = m.index;
+  tag.seq = seq;
+  tag.peer_counter = ++peer.counter;
+  packet->AddPacketTag(tag);
+
+  // Spray: consecutive packets leave from consecutive source ports, so the leaves' ECMP hash
+  // spreads them over the spines.
+  const std::uint32_t path = host.next_path++ % static_cast<std::uint32_t>(config_.paths);
+  auto& socket = host.data_sockets[path];
+  socket->SetIpTos(m.protected_flags[seq] ? m.protected_tos : m.eligible_tos);
+  socket->SendTo(packet, 0,
+                 ns3::InetSocketAddress(topology_.host_address[m.message.dst],
+                                        static_cast<std::uint16_t>(kDataPortBase + path)));
+  ++counters_.data_packets_sent;
+  if (m.round > 0) ++counters_.retransmitted_packets;
+
+  const std::uint32_t wire_bytes = payload + kDlcpHeaderBytes + kIpUdpHeaderBytes;
+  host.nic_free = now + transmit_time(wire_bytes, topology_.host_rate_bps);
+  const double rate_bits = peer.rate->rate() * 8.0;
+  peer.next_allowed = std::max(peer.next_allowed, now) + transmit_time(wire_bytes, rate_bits);
+
+  if (m.pending.empty()) {
+    host.send_queue.erase(std::make_pair(m.priority_class, m.post_order));
+    send_control(host.index, m.message.dst,
+                 ControlMessage(ControlMessage::Type::kRoundFinished, m.index, m.round));
+    m.retry.Cancel();
+    m.retry = ns3::Simulator::Schedule(micros(config_.control_retry_us), &DlcpTransport::on_retry,
+                                       this, m.index);
+  }
+}
+
+void DlcpTransport::send_control(int from, int to, ControlMessage control) {
+  control.from = from;
+  control.to = to;
+  const std::uint32_t bytes =
+      kControlBaseBytes + 8 * static_cast<std::uint32_t>(control.missing.size());
+  auto packet = ns3::Create<ns3::Packet>(bytes);
+  DlcpControlTag tag;
+  tag.control = static_cast<std::uint32_t>(controls_.size());
+  controls_.push_back(std::move(control));
+  packet->AddPacketTag(tag);
+  hosts_[static_cast<std::size_t>(from)]->control_socket->SendTo(
+      packet, 0, ns3::InetSocketAddress(topology_.host_address[to], kControlPort));
+}
+
+void DlcpTransport::on_control_readable(ns3::Ptr<ns3::Socket> socket) {
+  while (auto packet = socket->Recv()) {
+    DlcpControlTag tag;
+    if (!packet->PeekPacketTag(tag)) continue;
+    const ControlMessage& control = controls_[tag.control];
+    switch (control.type) {
+      case ControlMessage::Type::kRoundFinished:
+        on_round_finished(control);
+        break;
+      case ControlMessage::Type::kMissingRanges:
+        on_missing_ranges(control);
+        break;
+      case ControlMessage::Type::kStop:
+        on_stop(control);
+        break;
+      case ControlMessage::Type::kRateFeedback:
+        on_rate_feedback(control);
+        break;
+    }
+  }
+}
+
+// ---- sender side ----
+
+void DlcpTransport::on_missing_ranges(const ControlMessage& control) {
+  OutMessage& m = *messages_[control.message];
+  if (m.sender_done || control.round != m.round || !m.pending.empty()) return;  // stale
+  m.retry.Cancel();
+  ++m.round;
+  m.pending.assign(control.missing.begin(), control.missing.end());
+  Host& host = *hosts_[static_cast<std::size_t>(m.message.src)];
+  host.send_queue.emplace(std::make_pair(m.priority_class, m.post_order), m.index);
+  try_send(host.index);
+}
+
+void DlcpTransport::on_stop(const ControlMessage& control) {
+  OutMessage& m = *messages_[control.message];
+  if (m.sender_done) return;
+  m.sender_done = true;
+  m.retry.Cancel();
+  if (!m.pending.empty()) {
+    m.pending.clear();
+    hosts_[static_cast<std::size_t>(m.message.src)]->send_queue.erase(
+        std::make_pair(m.priority_class, m.post_order));
+  }
+}
+
+void DlcpTransport::on_rate_feedback(const ControlMessage& control) {
+  // Feedback comes from the receiver `control.from` to the sender `control.to`.
+  Host& host = *hosts_[static_cast<std::size_t>(control.to)];
+  auto found = host.peers.find(control.from);
+  if (found == host.peers.end()) return;
+  const auto& f = control.feedback;
+  found->second.rate->on_feedback(static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0),
+                                  f.bytes, f.packets, f.lost, f.ce);
+}
+
+void DlcpTransport::on_retry(std::uint32_t message) {
+  OutMessage& m = *messages_[message];
+  if (m.sender_done || !m.pending.empty()) return;
+  // Neither Stop nor MissingRanges came back: repeat RoundFinished (control packets can be lost).
+  send_control(m.message.src, m.message.dst,
+               ControlMessage(ControlMessage::Type::kRoundFinished, m.index, m.round));
+  m.retry = ns3::Simulator::Schedule(micros(config_.control_retry_us), &DlcpTransport::on_retry,
+                                     this, m.index);
+}
+
+// ---- receiver side ----
+
+void DlcpTransport::on_data_readable(ns3::Ptr<ns3::Socket> socket) {
+  while (auto packet = socket->Recv()) {
+    DlcpDataTag tag;
+    if (!packet->PeekPacketTag(tag)) continue;
+    ns3::SocketIpTosTag tos;
+    const bool ce = packet->PeekPacketTag(tos) && (tos.GetTos() & 0b11) == kEcnCe;
+    const OutMessage& m = *messages_[tag.message];
+    Host& host = *hosts_[static_cast<std::size_t>(m.message.dst)];
+    auto& source = host.sources[m.message.src];
+    source.bytes += packet->GetSize();
+    ++source.packets;
+    if (ce) ++source.ce;
+    source.highest_counter = std::max(source.highest_counter, tag.peer_counter);
+    if (!host.feedback_event.IsRunning()) {
+      host.feedback_event = ns3::Simulator::Schedule(
+          micros(config_.feedback_interval_us), &DlcpTransport::send_feedback, this, host.index);
+    }
+    on_data(tag.message, tag.seq);
+  }
+}
+
+void DlcpTransport::send_feedback(int host_index) {
+  Host& host = *hosts_[static_cast<std::size_t>(host_index)];
+  bool active = false;
+  for (auto& [sender, source] : host.sources) {
+    if (source.packets == 0) continue;
+    active = true;
+    // Packets the sender numbered in this interval that did not arrive. Spraying reorders a
+    // little, so one interval may over- or under-count; the sum over intervals is exact.
+    const std::uint64_t numbered = source.highest_counter - source.counter_at_report;
+    ControlMessage feedback(ControlMessage::Type::kRateFeedback, 0, 0);
+    feedback.feedback.bytes = source.bytes;
+    feedback.feedback.packets = source.packets;
+    feedback.feedback.lost = numbered > source.packets ? numbered - source.packets : 0;
+    feedback.feedback.ce = source.ce;
+    source.counter_at_report = source.highest_counter;
+    source.bytes = source.packets = source.ce = 0;
+    send_control(host_index, sender, std::move(feedback));
+  }
+  if (active) {
+    host.feedback_event = ns3::Simulator::Schedule(micros(config_.feedback_interval_us),
+                                                   &DlcpTransport::send_feedback, this, host_index);
+  }
+}
+
+void DlcpTransport::on_data(std::uint32_t message, std::uint32_t seq) {
+  OutMessage& m = *messages_[message];
+  if (m.settled) {
+    send_stop(m);  // the sender has not heard yet (Stop lost or still in flight)
+    return;
+  }
+  m.last_arrival = ns3::Simulator::Now();
+  if (m.got[seq]) return;
+  m.got[seq] = 1;
+  ++m.received;
+  m.received_entries += entries_of(m, seq);
+  if (m.protected_flags[seq]) ++m.protected_received;
+  if (m.protected_received == m.protected_count &&
+      m.total_entries - m.received_entries <= m.allowed_missing) {
+    settle(m);
+  }
+}
+
+void DlcpTransport::settle(OutMessage& m) {
+  m.settled = true;
+  m.report.Cancel();
+  ++counters_.messages_settled;
+  const std::uint64_t missing = m.total_entries - m.received_entries;
+  if (missing > 0) ++counters_.messages_settled_with_loss;
+  counters_.entries_missing += missing;
+  log_.finished(m.message.kind, m.posted);
+  m.got = {};  // the receive bitmap is no longer needed
+  send_stop(m);
+  if (m.on_delivered) m.on_delivered();
+}
+
+void DlcpTransport::send_stop(OutMessage& m) {
+  const ns3::Time now = ns3::Simulator::Now();
+  if (m.last_stop != ns3::Time() && now - m.last_stop < micros(config_.control_retry_us) / 2) {
+    return;  // one Stop per half retry period is plenty
+  }
+  m.last_stop = now;
+  send_control(m.message.dst, m.message.src,
+               ControlMessage(ControlMessage::Type::kStop, m.index, m.report_round));
+}
+
+void DlcpTransport::on_round_finished(const ControlMessage& control) {
+  OutMessage& m = *messages_[control.message];
+  if (m.settled) {
+    m.last_stop = ns3::Time();
+    send_stop(m);
+    return;
+  }
+  m.report_round = control.round;
+  m.report.Cancel();
+  maybe_report(m.index);
+}
+
+void DlcpTransport::maybe_report(std::uint32_t message) {
+  OutMessage& m = *messages_[message];
+  if (m.settled) return;
+  const ns3::Time quiet = micros(config_.quiet_before_report_us);
+  const ns3::Time since = ns3::Simulator::Now() - m.last_arrival;
+  if (since < quiet) {
+    // Packets of this message may still be queued behind more urgent traffic: wait.
+    m.report = ns3::Simulator::Schedule(quiet - since, &DlcpTransport::maybe_report, this, message);
+    return;
+  }
+  ControlMessage report(ControlMessage::Type::kMissingRanges, m.index, m.report_round);
+  std::uint64_t missing_entries = m.total_entries - m.received_entries;
+  std::vector<std::uint32_t> eligible;
+  for (std::uint32_t seq = 0; seq < m.packets; ++seq) {
+    if (m.got[seq]) continue;
+    if (m.protected_flags[seq]) {
+      report.missing.push_back(seq);
+      missing_entries -= entries_of(m, seq);
+    } else {
+      eligible.push_back(seq);
+    }
+  }
+  // Enough of the lowest-numbered drop-eligible packets to get within budget, plus a margin of
+  // twice the loss rate seen so far, so that one more round usually suffices.
+  if (missing_entries > m.allowed_missing) {
+    const double loss = 1.0 - static_cast<double>(m.received) / m.packets;
+    const double wanted =
+        static_cast<double>(missing_entries - m.allowed_missing) * (1.0 + 2.0 * loss);
+    double recovered = 0.0;
+    for (std::uint32_t seq : eligible) {
+      if (recovered >= wanted) break;
+      report.missing.push_back(seq);
+      recovered += static_cast<double>(entries_of(m, seq));
+    }
+  }
+  ++counters_.missing_reports;
+  send_control(m.message.dst, m.message.src, std::move(report));
+}
+
+}  // namespace dlcp::sim

@@ -1,0 +1,93 @@
+// dlcp in ns-3: the library's transport rules over simulated UDP.
+//
+// What is modelled (see docs/protocol.md for the library):
+//  - packetization into whole float32 values, a 40-byte dlcp header per packet;
+//  - policy from the library: priority_class(layer) -> data_tos(class, precedence) sets the DSCP,
+//    protected_packets() ranks packets by magnitude, budget_ppm() and allowed_missing_entries()
+//    give the completion bound;
+//  - a priority-ordered send queue (class, then post order) per host, so a front-layer tensor
+//    overtakes a back-layer one already being sent;
+//  - per-packet spraying over `paths` UDP source ports (switches hash them onto different paths);
+//  - pacing per peer at the rate of the library's RateController, fed by periodic receiver
+//    feedback (bytes, packets, estimated loss, CE marks);
+//  - receiver-driven completion: every protected packet plus all but the budget, then Stop;
+//  - RoundFinished -> (after a quiet period) MissingRanges listing the missing protected packets
+//    and enough drop-eligible ones (with a margin of twice the loss rate), resent protected first.
+// Control messages travel as small UDP packets at the control DSCP (the library uses TCP); a lost
+// one is recovered by the sender repeating RoundFinished and the receiver repeating Stop.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "config.hpp"
+#include "ns3/event-id.h"
+#include "ns3/socket.h"
+#include "topology.hpp"
+#include "transport.hpp"
+
+namespace dlcp::sim {
+
+struct DlcpCounters {
+  std::uint64_t data_packets_sent = 0;
+  std::uint64_t retransmitted_packets = 0;
+  std::uint64_t missing_reports = 0;
+  std::uint64_t messages_settled = 0;
+  std::uint64_t messages_settled_with_loss = 0;
+  std::uint64_t entries_total = 0;
+  std::uint64_t entries_missing = 0;  // left missing by the bounded-loss rule
+};
+
+class DlcpTransport : public MessageTransport {
+ public:
+  DlcpTransport(const Topology& topology, const library::Policy& policy,
+                const DlcpSimConfig& config, FlowLog& log, std::uint64_t seed);
+  ~DlcpTransport() override;
+
+  void send(const Message& message, Delivered on_delivered) override;
+  const DlcpCounters& counters() const { return counters_; }
+
+ private:
+  struct OutMessage;
+  struct ControlMessage;
+  struct Host;
+
+  void on_data_readable(ns3::Ptr<ns3::Socket> socket);
+  void on_control_readable(ns3::Ptr<ns3::Socket> socket);
+  void try_send(int host);
+  void send_one_packet(Host& host, OutMessage& message);
+  void send_control(int from, int to, ControlMessage control);
+
+  // Sender side.
+  void on_missing_ranges(const ControlMessage& control);
+  void on_stop(const ControlMessage& control);
+  void on_rate_feedback(const ControlMessage& control);
+  void on_retry(std::uint32_t message);
+  // Receiver side.
+  void on_data(std::uint32_t message, std::uint32_t seq);
+  void on_round_finished(const ControlMessage& control);
+  void maybe_report(std::uint32_t message);
+  void settle(OutMessage& message);
+  void send_stop(OutMessage& message);
+  void send_feedback(int host);
+
+  std::uint64_t entries_of(const OutMessage& message, std::uint32_t seq) const;
+
+  const Topology& topology_;
+  library::Policy policy_;
+  DlcpSimConfig config_;
+  FlowLog& log_;
+  std::mt19937_64 rng_;
+  std::uint32_t payload_bytes_ = 0;  // whole floats per packet after IP, UDP and dlcp headers
+  std::vector<std::unique_ptr<Host>> hosts_;
+  std::vector<std::unique_ptr<OutMessage>> messages_;
+  std::vector<ControlMessage> controls_;
+  std::uint64_t post_order_ = 0;
+  DlcpCounters counters_;
+};
+
+}  // namespace dlcp::sim

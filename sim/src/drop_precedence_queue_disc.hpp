@@ -1,0 +1,54 @@
+// A switch egress port: 8 strict-priority bands sharing one byte buffer, with drop precedence,
+// optional ECN marking and optional pFabric-style eviction.
+//
+//  - band: from the attached packet filter (DscpPacketFilter), 0 = most urgent;
+//  - drop precedence: a drop-eligible packet is refused once the port holds more than
+//    drop_eligible_bytes, a protected one only when the buffer (buffer_bytes) is full;
+//  - ECN: an ECN-capable packet is CE-marked when the port holds more than mark_bytes (0 = off),
+//    as DCTCP's switches do (marking on the instantaneous port occupancy);
+//  - eviction (pFabric-like): when the buffer is full, packets of a strictly less urgent band are
+//    dropped to make room before the arriving packet is refused.
+#pragma once
+
+#include <cstdint>
+
+#include "library.hpp"
+#include "ns3/queue-disc.h"
+
+namespace dlcp::sim {
+
+struct PortCounters {
+  std::uint64_t dropped_drop_eligible = 0;  // refused above the drop-eligible threshold
+  std::uint64_t dropped_full = 0;           // refused with the buffer full
+  std::uint64_t evicted = 0;                // pushed out by a more urgent packet
+  std::uint64_t marked = 0;                 // CE marks
+  std::uint64_t enqueued = 0;
+};
+
+class DropPrecedenceQueueDisc : public ns3::QueueDisc {
+ public:
+  static ns3::TypeId GetTypeId();
+  DropPrecedenceQueueDisc();
+
+  void set_policy(const library::Policy& policy) { policy_ = policy; }
+  const PortCounters& counters() const { return counters_; }
+
+ private:
+  bool DoEnqueue(ns3::Ptr<ns3::QueueDiscItem> item) override;
+  ns3::Ptr<ns3::QueueDiscItem> DoDequeue() override;
+  bool CheckConfig() override;
+  void InitializeParams() override {}
+
+  // Drops queued packets of bands less urgent than `band` until `bytes` more fit; false when
+  // they cannot be made to fit.
+  bool evict_for(int band, std::uint32_t bytes);
+
+  library::Policy policy_;
+  std::uint32_t buffer_bytes_ = 0;
+  std::uint32_t drop_eligible_bytes_ = 0;
+  std::uint32_t mark_bytes_ = 0;
+  bool evict_lower_priority_ = false;
+  PortCounters counters_;
+};
+
+}  // namespace dlcp::sim

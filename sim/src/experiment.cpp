@@ -1,0 +1,163 @@
+#include "experiment.hpp"
+
+#include <chrono>
+#include <memory>
+#include <sstream>
+
+#include "background.hpp"
+#include "dlcp_transport.hpp"
+#include "json.hpp"
+#include "model_profile.hpp"
+#include "ns3/boolean.h"
+#include "ns3/config.h"
+#include "ns3/double.h"
+#include "ns3/enum.h"
+#include "ns3/nstime.h"
+#include "ns3/rng-seed-manager.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-dctcp.h"
+#include "ns3/tcp-l4-protocol.h"
+#include "ns3/tcp-socket-base.h"
+#include "ns3/uinteger.h"
+#include "stats.hpp"
+#include "tcp_transport.hpp"
+#include "topology.hpp"
+#include "workload.hpp"
+
+namespace dlcp::sim {
+
+namespace {
+
+bool uses_dctcp(Scheme scheme) {
+  // dlcp's network runs DCTCP for everything that is not dlcp (the background traffic).
+  return scheme == Scheme::kDlcp || scheme == Scheme::kDctcp || scheme == Scheme::kPias;
+}
+
+void configure_tcp(const ScenarioConfig& scenario, Scheme scheme) {
+  using ns3::Config::SetDefault;
+  const TcpConfig& tcp = scenario.tcp;
+  // Segment = MTU - IP (20) - TCP with timestamps (32), rounded down for safety.
+  const std::uint32_t segment = scenario.fabric.mtu_bytes - 60;
+  SetDefault("ns3::TcpSocket::SegmentSize", ns3::UintegerValue(segment));
+  SetDefault("ns3::TcpSocket::SndBufSize", ns3::UintegerValue(4u << 20));
+  SetDefault("ns3::TcpSocket::RcvBufSize", ns3::UintegerValue(4u << 20));
+  SetDefault("ns3::TcpSocket::DelAckCount", ns3::UintegerValue(1));
+  // TIME_WAIT lasts 2 MSL (default 240 s); closed connections would pile up as endpoints that
+  // every received packet is demultiplexed against. A data-centre RTT is microseconds.
+  SetDefault("ns3::TcpSocketBase::MaxSegLifetime", ns3::DoubleValue(50e-6));
+  SetDefault("ns3::TcpSocket::ConnCount", ns3::UintegerValue(1000));
+  SetDefault("ns3::TcpSocket::DataRetries", ns3::UintegerValue(1000));
+  const bool pfabric = scheme == Scheme::kPfabric;
+  const double min_rto_us = pfabric ? tcp.pfabric_min_rto_us : tcp.min_rto_us;
+  SetDefault("ns3::TcpSocket::ConnTimeout", ns3::TimeValue(micros(4 * min_rto_us)));
+  SetDefault("ns3::TcpSocketBase::MinRto", ns3::TimeValue(micros(min_rto_us)));
+  // ns-3's default 1 ms clock granularity would floor every RTO at 1 ms.
+  SetDefault("ns3::TcpSocketBase::ClockGranularity", ns3::TimeValue(micros(1)));
+  SetDefault("ns3::RttEstimator::InitialEstimation", ns3::TimeValue(micros(min_rto_us)));
+  SetDefault("ns3::TcpSocket::InitialCwnd",
+             ns3::UintegerValue(pfabric ? tcp.pfabric_initial_cwnd : 10));
+  if (uses_dctcp(scheme)) {
+    SetDefault("ns3::TcpL4Protocol::SocketType", ns3::TypeIdValue(ns3::TcpDctcp::GetTypeId()));
+    SetDefault("ns3::TcpSocketBase::UseEcn", ns3::StringValue("On"));
+  } else {
+    SetDefault("ns3::TcpL4Protocol::SocketType", ns3::TypeIdValue(ns3::TcpNewReno::GetTypeId()));
+  }
+}
+
+std::string stats_json(const std::vector<double>& samples, std::uint64_t started) {
+  std::ostringstream out;
+  out << "{\"mean\":" << json::number(mean_of(samples))
+      << ",\"p50\":" << json::number(percentile_of(samples, 50))
+      << ",\"p99\":" << json::number(percentile_of(samples, 99)) << ",\"count\":" << samples.size()
+      << ",\"started\":" << started << "}";
+  return out.str();
+}
+
+}  // namespace
+
+std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  ns3::RngSeedManager::SetSeed(static_cast<std::uint32_t>(scenario.seed));
+  configure_tcp(scenario, scheme);
+
+  PortBehaviour ports;
+  ports.ecn_marking = uses_dctcp(scheme);
+  ports.evict_lower_priority = scheme == Scheme::kPfabric;
+  Topology topology = build_topology(scenario.fabric, scenario.policy, ports);
+  const int hosts = scenario.fabric.hosts();
+
+  FlowLog log;
+  TcpPriority priority = TcpPriority::kNone;
+  if (scheme == Scheme::kPfabric) priority = TcpPriority::kRemainingSize;
+  if (scheme == Scheme::kPias) priority = TcpPriority::kBytesSent;
+  TcpTransport tcp(topology, scenario.policy, priority, log);
+  std::unique_ptr<DlcpTransport> dlcp;
+  MessageTransport* gradients = &tcp;
+  if (scheme == Scheme::kDlcp) {
+    dlcp = std::make_unique<DlcpTransport>(topology, scenario.policy, scenario.dlcp, log,
+                                           scenario.seed);
+    gradients = dlcp.get();
+  }
+
+  const ModelProfile model = load_model(scenario.workload.model);
+  BackgroundTraffic background(scenario.background, hosts, topology.host_rate_bps, tcp,
+                               scenario.seed + 17);
+  bool finished = false;
+  auto on_done = [&] {
+    finished = true;
+    background.stop();
+    ns3::Simulator::Stop();
+  };
+  std::unique_ptr<TrainingJob> job =
+      scenario.workload.collective == Collective::kParameterServer
+          ? make_parameter_server_job(scenario.workload, model, hosts, *gradients, on_done)
+          : make_ring_allreduce_job(scenario.workload, model, hosts, *gradients, on_done);
+
+  ns3::Simulator::Schedule(ns3::Seconds(0), [&] {
+    background.start();
+    job->start();
+  });
+  ns3::Simulator::Stop(micros(scenario.max_sim_ms * 1000.0));
+  ns3::Simulator::Run();
+  const double sim_ms = ns3::Simulator::Now().GetSeconds() * 1e3;
+  const std::uint64_t events = ns3::Simulator::GetEventCount();
+
+  const TrainingResult training = job->result();
+  const PortCounters switches = topology.switch_counters();
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  std::ostringstream out;
+  out << "{\"scheme\":" << json::quote(scheme_name(scheme))
+      << ",\"finished\":" << (finished ? "true" : "false")
+      << ",\"iterations_expected\":" << training.iterations_expected
+      << ",\"iterations_finished\":" << training.iterations_finished
+      << ",\"iteration_ms\":" << stats_json(training.iteration_ms, training.iteration_ms.size())
+      << ",\"gradient_fct_us\":" << stats_json(log.gradient_fct_us, log.gradient_started)
+      << ",\"background_fct_us\":" << stats_json(log.background_fct_us, log.background_started)
+      << ",\"switch\":{\"enqueued\":" << switches.enqueued
+      << ",\"dropped_drop_eligible\":" << switches.dropped_drop_eligible
+      << ",\"dropped_full\":" << switches.dropped_full << ",\"evicted\":" << switches.evicted
+      << ",\"ce_marked\":" << switches.marked << "}";
+  if (dlcp) {
+    const DlcpCounters& c = dlcp->counters();
+    out << ",\"dlcp\":{\"data_packets_sent\":" << c.data_packets_sent
+        << ",\"retransmitted_packets\":" << c.retransmitted_packets
+        << ",\"missing_reports\":" << c.missing_reports
+        << ",\"messages_settled\":" << c.messages_settled
+        << ",\"messages_settled_with_loss\":" << c.messages_settled_with_loss
+        << ",\"entries_missing_share\":"
+        << json::number(c.entries_total ? static_cast<double>(c.entries_missing) /
+                                              static_cast<double>(c.entries_total)
+                                        : 0.0)
+        << "}";
+  }
+  out << ",\"sim_ms\":" << json::number(sim_ms) << ",\"events\":" << events
+      << ",\"wall_s\":" << json::number(wall_s) << "}";
+  ns3::Simulator::Destroy();
+  return out.str();
+}
+
+}  // namespace dlcp::sim

@@ -1,0 +1,15 @@
+// One scheme on one scenario: build the fabric, run training and background traffic to the end
+// of the last iteration, and summarise what happened as a JSON object.
+#pragma once
+
+#include <string>
+
+#include "config.hpp"
+
+namespace dlcp::sim {
+
+// Runs the simulation in this process (ns-3 keeps global state, so main() forks one process per
+// scheme). Returns the scheme's results as a JSON object.
+std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme);
+
+}  // namespace dlcp::sim

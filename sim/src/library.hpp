@@ -1,0 +1,65 @@
+// The library's policy and rate controller, as the C++17 simulator sees them.
+//
+// ns-3.37's headers do not compile as C++20 and the library's public headers use C++20
+// (std::span), so the simulator cannot include them. It calls the library through this facade
+// instead; bridge/library_bridge.cpp is compiled as C++20 with the library's own policy.hpp and
+// rate_controller.hpp and only forwards. No policy logic lives here or there.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace dlcp::sim::library {
+
+inline constexpr int kPriorityClasses = 8;  // checked against dlcp::kPriorityClasses in the bridge
+
+// dlcp::PolicyOptions (library defaults unless changed) and the policy functions that read it.
+class Policy {
+ public:
+  Policy();
+  Policy(const Policy& other);
+  Policy& operator=(const Policy& other);
+  ~Policy();
+
+  void set_protected_share(double share);  // PolicyOptions::protected_share, validated
+  double protected_share() const;
+
+  // policy::data_tos with Precedence::kProtected or kDropEligible.
+  std::uint8_t data_tos(int priority_class, bool is_protected) const;
+  std::uint8_t control_tos() const;  // policy::control_tos
+  std::uint8_t control_dscp() const;
+  int class_of_dscp(std::uint8_t dscp) const;  // policy::class_of_dscp over the table
+  // policy::protected_packets with this policy's protected_share.
+  std::vector<std::uint8_t> protected_packets(const float* values, std::size_t count,
+                                              std::size_t stride) const;
+
+ private:
+  struct Options;
+  std::unique_ptr<Options> options_;
+};
+
+int priority_class(int layer, int num_layers);  // policy::priority_class
+std::uint32_t budget_ppm(double fraction);      // policy::budget_ppm
+std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t loss_budget_ppm);
+
+// dlcp::transport::RateController with RateControlOptions defaults except the three rates.
+class RateController {
+ public:
+  RateController(double initial_rate, double min_rate, double max_rate);  // bytes/s
+  RateController(RateController&&) noexcept;
+  ~RateController();
+
+  // One receiver report (dlcp::transport::Feedback); returns the new rate in bytes/s.
+  double on_feedback(std::int64_t interval_ns, std::uint64_t received_bytes,
+                     std::uint64_t received_packets, std::uint64_t lost_packets,
+                     std::uint64_t ce_marked);
+  double rate() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace dlcp::sim::library

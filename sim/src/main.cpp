@@ -1,0 +1,208 @@
+// dlcp-sim: runs a named scenario with every scheme (one child process each, since ns-3 keeps
+// global state), writes <out>/<scenario>.json, prints a table and, with --json, ends with the
+// JSON document on one line.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "experiment.hpp"
+#include "report.hpp"
+#include "scenario.hpp"
+
+namespace {
+
+using namespace dlcp::sim;
+
+void usage(std::ostream& out) {
+  out << "usage: dlcp-sim --scenario NAME [--json] [--out DIR] [--jobs N]\n"
+         "                [--schemes dlcp,dctcp,newreno,pfabric,pias] [--iterations N]\n"
+         "                [--load X] [--model NAME] [--size-scale X] [--budget X] [--seed N]\n"
+         "                [--collective ps|ring] [--list]\n"
+         "scenarios:";
+  for (const auto& name : scenario_names()) out << " " << name;
+  out << "\n";
+}
+
+struct Options {
+  std::string scenario;
+  std::string out_dir = "sim-results";
+  bool json = false;
+  int jobs = 1;
+};
+
+[[noreturn]] void die(const std::string& message) {
+  std::cerr << "dlcp-sim: " << message << "\n";
+  usage(std::cerr);
+  std::exit(2);
+}
+
+double to_number(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0') die(flag + " needs a number, got '" + text + "'");
+  return v;
+}
+
+ScenarioConfig parse(int argc, char** argv, Options* options) {
+  std::vector<std::pair<std::string, std::string>> overrides;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) die(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--scenario") {
+      options->scenario = value();
+    } else if (arg == "--json") {
+      options->json = true;
+    } else if (arg == "--out") {
+      options->out_dir = value();
+    } else if (arg == "--jobs") {
+      options->jobs = static_cast<int>(to_number(arg, value()));
+    } else if (arg == "--list") {
+      for (const auto& name : scenario_names()) {
+        ScenarioConfig s;
+        named_scenario(name, &s);
+        std::cout << name << ": " << s.description << "\n";
+      }
+      std::exit(0);
+    } else if (arg == "--help" || arg == "-h") {
+      usage(std::cout);
+      std::exit(0);
+    } else if (arg.rfind("--", 0) == 0) {
+      overrides.emplace_back(arg, value());
+    } else {
+      die("unexpected argument '" + arg + "'");
+    }
+  }
+  if (options->scenario.empty()) die("--scenario is required");
+  ScenarioConfig s;
+  if (!named_scenario(options->scenario, &s)) die("unknown scenario '" + options->scenario + "'");
+  for (const auto& [flag, text] : overrides) {
+    if (flag == "--schemes") {
+      s.schemes.clear();
+      std::stringstream list(text);
+      std::string name;
+      while (std::getline(list, name, ',')) {
+        Scheme scheme;
+        if (!parse_scheme(name, &scheme)) die("unknown scheme '" + name + "'");
+        s.schemes.push_back(scheme);
+      }
+    } else if (flag == "--iterations") {
+      s.workload.iterations = static_cast<int>(to_number(flag, text));
+    } else if (flag == "--load") {
+      s.background.load = to_number(flag, text);
+    } else if (flag == "--model") {
+      s.workload.model = text;
+    } else if (flag == "--size-scale") {
+      s.workload.size_scale = to_number(flag, text);
+    } else if (flag == "--budget") {
+      s.workload.loss_budget = to_number(flag, text);
+    } else if (flag == "--seed") {
+      s.seed = static_cast<std::uint64_t>(to_number(flag, text));
+    } else if (flag == "--collective") {
+      if (text == "ps") {
+        s.workload.collective = Collective::kParameterServer;
+      } else if (text == "ring") {
+        s.workload.collective = Collective::kRingAllReduce;
+      } else {
+        die("--collective is ps or ring");
+      }
+    } else {
+      die("unknown option " + flag);
+    }
+  }
+  return s;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs one scheme in a child process that writes its result to `path`.
+pid_t launch(const ScenarioConfig& scenario, Scheme scheme, const std::string& path) {
+  std::cout.flush();
+  const pid_t pid = fork();
+  if (pid < 0) die("fork failed");
+  if (pid > 0) return pid;
+  int status = 0;
+  try {
+    const std::string result = run_scheme(scenario, scheme);
+    std::ofstream(path) << result;
+  } catch (const std::exception& e) {
+    std::ofstream(path) << "{\"scheme\":" << json::quote(scheme_name(scheme))
+                        << ",\"error\":" << json::quote(e.what()) << "}";
+    status = 1;
+  }
+  std::_Exit(status);  // skip ns-3's and the parent's static destructors
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  const ScenarioConfig scenario = parse(argc, argv, &options);
+  mkdir(options.out_dir.c_str(), 0755);
+
+  std::vector<SchemeOutcome> outcomes(scenario.schemes.size());
+  std::vector<std::string> paths;
+  std::vector<pid_t> running(scenario.schemes.size(), -1);
+  std::size_t next = 0;
+  std::size_t active = 0;
+  auto reap_one = [&] {
+    int status = 0;
+    const pid_t pid = wait(&status);
+    for (std::size_t i = 0; i < running.size(); ++i) {
+      if (running[i] != pid) continue;
+      running[i] = -1;
+      --active;
+      SchemeOutcome& o = outcomes[i];
+      o.scheme = scheme_name(scenario.schemes[i]);
+      o.result_json = read_file(paths[i]);
+      if (o.result_json.empty()) {
+        o.result_json = "{\"scheme\":" + json::quote(o.scheme) +
+                        ",\"error\":\"the simulation process died (status " +
+                        std::to_string(status) + ")\"}";
+      }
+      o.result = json::parse(o.result_json);
+      std::cerr << "dlcp-sim: " << scenario.name << " " << o.scheme << " done\n";
+    }
+  };
+  for (Scheme scheme : scenario.schemes) {
+    paths.push_back(options.out_dir + "/" + scenario.name + "." + scheme_name(scheme) +
+                    ".part.json");
+  }
+  while (next < scenario.schemes.size() || active > 0) {
+    if (next < scenario.schemes.size() && static_cast<int>(active) < options.jobs) {
+      std::remove(paths[next].c_str());
+      running[next] = launch(scenario, scenario.schemes[next], paths[next]);
+      ++active;
+      ++next;
+    } else {
+      reap_one();
+    }
+  }
+  for (const auto& path : paths) std::remove(path.c_str());
+
+  const std::string document = scenario_document(scenario, outcomes);
+  const std::string file = options.out_dir + "/" + scenario.name + ".json";
+  std::ofstream(file) << document << "\n";
+  print_table(std::cout, scenario, outcomes);
+  std::cout << "results: " << file << "\n";
+  if (options.json) std::cout << document << std::endl;
+  bool failed = false;
+  for (const auto& o : outcomes) failed = failed || o.result.object.count("error") > 0;
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,197 @@
+// Parameter-server training: workers push each layer's gradient slices to the servers as soon as
+// backward produces them; a server, once it has a slice from every worker, sends the updated
+// slice back to all of them; a worker's next forward pass runs each layer as soon as that layer's
+// slices are back (so front layers, pulled first under dlcp's priorities, unblock compute first).
+#include <algorithm>
+
+#include "ns3/simulator.h"
+#include "workload.hpp"
+
+namespace dlcp::sim {
+
+namespace {
+
+class ParameterServerJob : public TrainingJob {
+ public:
+  ParameterServerJob(const WorkloadConfig& config, const ModelProfile& model, int hosts,
+                     MessageTransport& transport, std::function<void()> on_done)
+      : config_(config),
+        num_layers_(static_cast<int>(model.layers.size())),
+        forward_(forward_times(config, model)),
+        transport_(transport),
+        on_done_(std::move(on_done)) {
+    // Servers spread evenly over the hosts (and so over the leaves); the rest are workers.
+    const int servers = std::clamp(config.servers, 1, hosts - 1);
+    std::vector<bool> is_server(static_cast<std::size_t>(hosts), false);
+    for (int s = 0; s < servers; ++s) {
+      const int host = s * hosts / servers;
+      is_server[host] = true;
+      servers_.push_back(host);
+    }
+    for (int h = 0; h < hosts; ++h) {
+      if (is_server[h]) continue;
+      Worker worker;
+      worker.host = h;
+      workers_.push_back(worker);
+    }
+    make_slices(model);
+    pushes_.assign(slices_.size(), 0);
+    for (Worker& w : workers_) w.pulled.assign(static_cast<std::size_t>(num_layers_), 0);
+  }
+
+  void start() override {
+    for (std::size_t w = 0; w < workers_.size(); ++w) forward_layer(w, 0);
+  }
+
+  TrainingResult result() const override {
+    TrainingResult r;
+    r.iterations_expected = config_.iterations;
+    r.iterations_finished = config_.iterations;
+    for (const Worker& w : workers_) {
+      const int done = std::max(0, static_cast<int>(w.forward_end.size()) - 1);
+      r.iterations_finished = std::min(r.iterations_finished, done);
+      for (std::size_t k = 1; k < w.forward_end.size(); ++k) {
+        r.iteration_ms.push_back((w.forward_end[k] - w.forward_end[k - 1]).GetSeconds() * 1e3);
+      }
+    }
+    return r;
+  }
+
+ private:
+  struct Slice {
+    int layer;
+    int server;
+    std::uint64_t bytes;
+  };
+  struct Worker {
+    int host = 0;
+    int iteration = 0;  // backward passes completed
+    int waiting_on = -1;
+    std::vector<int> pulled;
+    std::vector<ns3::Time> forward_end;
+  };
+
+  // Large layers are cut into slices of at most total/servers bytes and every slice goes to the
+  // least loaded server, so the servers carry equal shares (as BytePS and ps-lite balance them).
+  void make_slices(const ModelProfile& model) {
+    std::uint64_t total = 0;
+    for (const Layer& l : model.layers) total += scaled_bytes(config_, l.params);
+    const std::uint64_t limit = std::max<std::uint64_t>(4, total / servers_.size());
+    std::vector<std::uint64_t> load(servers_.size(), 0);
+    slices_of_layer_.resize(model.layers.size());
+    for (int layer = 0; layer < num_layers_; ++layer) {
+      const std::uint64_t bytes = scaled_bytes(config_, model.layers[layer].params);
+      const std::uint64_t count = (bytes + limit - 1) / limit;
+      for (std::uint64_t i = 0; i < count; ++i) {
+        const std::uint64_t part = (bytes / 4 / count + (i < bytes / 4 % count ? 1 : 0)) * 4;
+        const auto least =
+            static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+        load[least] += part;
+        slices_of_layer_[layer].push_back(static_cast<int>(slices_.size()));
+        slices_.push_back(Slice{layer, least, std::max<std::uint64_t>(4, part)});
+      }
+    }
+  }
+
+  void forward_layer(std::size_t w, int layer) {
+    Worker& worker = workers_[w];
+    auto& pulled = worker.pulled[layer];
+    const int needed = static_cast<int>(slices_of_layer_[layer].size());
+    if (worker.iteration > 0) {
+      if (pulled < needed) {
+        worker.waiting_on = layer;  // resumed by the last pull of this layer
+        return;
+      }
+      pulled -= needed;
+    }
+    ns3::Simulator::Schedule(forward_[layer], &ParameterServerJob::forward_done, this, w, layer);
+  }
+
+  void forward_done(std::size_t w, int layer) {
+    Worker& worker = workers_[w];
+    if (layer + 1 < num_layers_) {
+      forward_layer(w, layer + 1);
+      return;
+    }
+    worker.forward_end.push_back(ns3::Simulator::Now());
+    if (worker.iteration == config_.iterations) {
+      if (++finished_workers_ == workers_.size() && on_done_) on_done_();
+      return;
+    }
+    backward_layer(w, num_layers_ - 1);
+  }
+
+  void backward_layer(std::size_t w, int layer) {
+    const ns3::Time compute = forward_[layer] * config_.backward_factor;
+    ns3::Simulator::Schedule(compute, &ParameterServerJob::backward_done, this, w, layer);
+  }
+
+  void backward_done(std::size_t w, int layer) {
+    Worker& worker = workers_[w];
+    for (int slice : slices_of_layer_[layer]) {
+      Message push;
+      push.src = worker.host;
+      push.dst = servers_[slices_[slice].server];
+      push.bytes = slices_[slice].bytes;
+      push.layer = layer;
+      push.num_layers = num_layers_;
+      push.loss_budget = config_.loss_budget;  // the push side may lose up to the budget
+      transport_.send(push, [this, slice] { pushed(slice); });
+    }
+    if (layer > 0) {
+      backward_layer(w, layer - 1);
+    } else {
+      ++worker.iteration;
+      forward_layer(w, 0);
+    }
+  }
+
+  void pushed(int slice) {
+    if (++pushes_[slice] < static_cast<int>(workers_.size())) return;
+    pushes_[slice] = 0;
+    const Slice& s = slices_[slice];
+    for (std::size_t w = 0; w < workers_.size(); ++w) {
+      Message pull;
+      pull.src = servers_[s.server];
+      pull.dst = workers_[w].host;
+      pull.bytes = s.bytes;
+      pull.layer = s.layer;
+      pull.num_layers = num_layers_;
+      pull.loss_budget = 0.0;  // the broadcast side is loss-free by default (docs/protocol.md)
+      transport_.send(pull, [this, w, layer = s.layer] { pulled(w, layer); });
+    }
+  }
+
+  void pulled(std::size_t w, int layer) {
+    Worker& worker = workers_[w];
+    ++worker.pulled[layer];
+    if (worker.waiting_on == layer &&
+        worker.pulled[layer] >= static_cast<int>(slices_of_layer_[layer].size())) {
+      worker.waiting_on = -1;
+      forward_layer(w, layer);
+    }
+  }
+
+  WorkloadConfig config_;
+  int num_layers_;
+  std::vector<ns3::Time> forward_;
+  MessageTransport& transport_;
+  std::function<void()> on_done_;
+  std::vector<int> servers_;
+  std::vector<Worker> workers_;
+  std::vector<Slice> slices_;
+  std::vector<std::vector<int>> slices_of_layer_;
+  std::vector<int> pushes_;
+  std::size_t finished_workers_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<TrainingJob> make_parameter_server_job(const WorkloadConfig& config,
+                                                       const ModelProfile& model, int hosts,
+                                                       MessageTransport& transport,
+                                                       std::function<void()> on_done) {
+  return std::make_unique<ParameterServerJob>(config, model, hosts, transport, std::move(on_done));
+}
+
+}  // namespace dlcp::sim

@@ -1,0 +1,128 @@
+#include "scenario.hpp"
+
+#include <sstream>
+
+#include "json.hpp"
+
+namespace dlcp::sim {
+
+const char* scheme_name(Scheme scheme) {
+  switch (scheme) {
+    case Scheme::kDlcp:
+      return "dlcp";
+    case Scheme::kDctcp:
+      return "dctcp";
+    case Scheme::kNewReno:
+      return "newreno";
+    case Scheme::kPfabric:
+      return "pfabric";
+    case Scheme::kPias:
+      return "pias";
+  }
+  return "?";
+}
+
+bool parse_scheme(const std::string& name, Scheme* scheme) {
+  for (Scheme s :
+       {Scheme::kDlcp, Scheme::kDctcp, Scheme::kNewReno, Scheme::kPfabric, Scheme::kPias}) {
+    if (name == scheme_name(s)) {
+      *scheme = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+// A non-blocking leaf-spine: uplink capacity equals the hosts' capacity on every leaf.
+FabricConfig leaf_spine(int leaves, int hosts_per_leaf, int spines) {
+  FabricConfig fabric;
+  fabric.leaves = leaves;
+  fabric.hosts_per_leaf = hosts_per_leaf;
+  fabric.spines = spines;
+  fabric.host_link_gbps = 100.0;
+  fabric.fabric_link_gbps = 100.0 * hosts_per_leaf / spines;
+  return fabric;
+}
+
+ScenarioConfig scale_scenario(const std::string& name, int leaves, int hosts_per_leaf, int spines) {
+  ScenarioConfig s;
+  s.name = name;
+  s.fabric = leaf_spine(leaves, hosts_per_leaf, spines);
+  const int hosts = s.fabric.hosts();
+  s.description = std::to_string(hosts) +
+                  " hosts at 100 Gbit/s, parameter server (ResNet-50), web-search background "
+                  "at 30% load";
+  s.workload.collective = Collective::kParameterServer;
+  s.workload.model = "resnet50";
+  s.workload.servers = hosts / 8;
+  s.workload.iterations = 3;
+  s.workload.size_scale = 0.02;
+  s.background.sizes = FlowSizes::kWebSearch;
+  s.background.load = 0.3;
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> scenario_names() {
+  return {"small", "small-ring", "scale-16", "scale-48", "paper-144"};
+}
+
+bool named_scenario(const std::string& name, ScenarioConfig* scenario) {
+  if (name == "small") {
+    *scenario = scale_scenario("small", 4, 4, 2);
+    scenario->description =
+        "CI: 16 hosts at 100 Gbit/s, parameter server (ResNet-50, 2 iterations), web-search "
+        "background at 30% load";
+    scenario->workload.iterations = 2;
+    scenario->workload.size_scale = 0.01;
+  } else if (name == "small-ring") {
+    *scenario = scale_scenario("small-ring", 4, 4, 2);
+    scenario->description =
+        "16 hosts at 100 Gbit/s, ring all-reduce (ResNet-50), web-search background at 30% load";
+    scenario->workload.collective = Collective::kRingAllReduce;
+    scenario->workload.iterations = 2;
+  } else if (name == "scale-16") {
+    *scenario = scale_scenario(name, 4, 4, 2);
+  } else if (name == "scale-48") {
+    *scenario = scale_scenario(name, 6, 8, 4);
+  } else if (name == "paper-144") {
+    *scenario = scale_scenario(name, 9, 16, 4);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string scenario_json(const ScenarioConfig& s) {
+  std::ostringstream out;
+  const FabricConfig& f = s.fabric;
+  const WorkloadConfig& w = s.workload;
+  out << "{\"hosts\":" << f.hosts() << ",\"leaves\":" << f.leaves
+      << ",\"hosts_per_leaf\":" << f.hosts_per_leaf << ",\"spines\":" << f.spines
+      << ",\"host_link_gbps\":" << json::number(f.host_link_gbps)
+      << ",\"fabric_link_gbps\":" << json::number(f.fabric_link_gbps)
+      << ",\"link_delay_us\":" << json::number(f.link_delay_us) << ",\"mtu_bytes\":" << f.mtu_bytes
+      << ",\"buffer_bytes_per_100g\":" << f.buffer_bytes_per_100g
+      << ",\"drop_eligible_share\":" << json::number(f.drop_eligible_share)
+      << ",\"ecn_mark_bytes_per_100g\":" << f.ecn_mark_bytes_per_100g << ",\"collective\":"
+      << json::quote(w.collective == Collective::kParameterServer ? "parameter_server"
+                                                                  : "ring_allreduce")
+      << ",\"model\":" << json::quote(w.model) << ",\"servers\":" << w.servers
+      << ",\"iterations\":" << w.iterations << ",\"size_scale\":" << json::number(w.size_scale)
+      << ",\"forward_ms_full_size\":" << json::number(w.forward_ms)
+      << ",\"backward_factor\":" << json::number(w.backward_factor)
+      << ",\"loss_budget\":" << json::number(w.loss_budget)
+      << ",\"protected_share\":" << json::number(s.policy.protected_share()) << ",\"background\":"
+      << json::quote(s.background.sizes == FlowSizes::kWebSearch ? "web_search" : "data_mining")
+      << ",\"background_load\":" << json::number(s.background.load)
+      << ",\"dlcp_paths\":" << s.dlcp.paths
+      << ",\"tcp_min_rto_us\":" << json::number(s.tcp.min_rto_us)
+      << ",\"pfabric_min_rto_us\":" << json::number(s.tcp.pfabric_min_rto_us)
+      << ",\"seed\":" << s.seed << "}";
+  return out.str();
+}
+
+}  // namespace dlcp::sim

@@ -1,0 +1,55 @@
+// Messages over ns-3 TCP, one connection per message (a "flow"), as the DCTCP, pFabric and PIAS
+// evaluations model them. The congestion control (DCTCP or NewReno) is chosen globally by the
+// experiment; this class only decides each flow's DSCP:
+//  - kNone: everything in one class (DCTCP, NewReno);
+//  - kRemainingSize: pFabric-like, the fewer bytes a flow has left to send the more urgent;
+//  - kBytesSent: PIAS-like multi-level feedback queue, a flow is demoted as it sends more.
+// The level (0..7) maps to the policy's DSCP of that class, so switches need one configuration.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "ns3/socket.h"
+#include "topology.hpp"
+#include "transport.hpp"
+
+namespace dlcp::sim {
+
+enum class TcpPriority { kNone, kRemainingSize, kBytesSent };
+
+class TcpTransport : public MessageTransport {
+ public:
+  TcpTransport(const Topology& topology, const library::Policy& policy, TcpPriority priority,
+               FlowLog& log);
+  ~TcpTransport() override;
+
+  void send(const Message& message, Delivered on_delivered) override;
+
+ private:
+  struct Flow;
+
+  void on_connected(ns3::Ptr<ns3::Socket> socket);
+  void on_connect_failed(ns3::Ptr<ns3::Socket> socket);
+  void on_writable(ns3::Ptr<ns3::Socket> socket, std::uint32_t available);
+  void on_data_sent(ns3::Ptr<ns3::Socket> socket, std::uint32_t bytes);
+  void on_accept(ns3::Ptr<ns3::Socket> socket, const ns3::Address& from);
+  void on_readable(ns3::Ptr<ns3::Socket> socket);
+  void write_more(Flow& flow);
+  void update_tos(Flow& flow);
+  std::uint8_t tos_of_level(int level) const;
+
+  const Topology& topology_;
+  library::Policy policy_;
+  TcpPriority priority_;
+  FlowLog& log_;
+  std::vector<ns3::Ptr<ns3::Socket>> listeners_;
+  std::vector<std::unique_ptr<Flow>> flows_;
+  std::map<std::pair<std::uint32_t, std::uint16_t>, Flow*> by_source_;  // (address, port)
+  std::unordered_map<ns3::Socket*, Flow*> by_socket_;
+};
+
+}  // namespace dlcp::sim

@@ -1,0 +1,177 @@
+#include "topology.hpp"
+
+#include <string>
+
+#include "dscp_classifier.hpp"
+#include "ns3/boolean.h"
+#include "ns3/internet-stack-helper.h"
+#include "ns3/ipv4-address-helper.h"
+#include "ns3/point-to-point-helper.h"
+#include "ns3/string.h"
+#include "ns3/traffic-control-helper.h"
+#include "ns3/uinteger.h"
+
+namespace dlcp::sim {
+
+namespace {
+
+struct PortLimits {
+  std::uint32_t buffer = 0;
+  std::uint32_t drop_eligible = 0;
+  std::uint32_t mark = 0;  // 0 = no marking
+};
+
+PortLimits switch_port_limits(const FabricConfig& fabric, const PortBehaviour& behaviour,
+                              double gbps) {
+  const double scale = gbps / 100.0;
+  PortLimits limits;
+  limits.buffer = static_cast<std::uint32_t>(fabric.buffer_bytes_per_100g * scale);
+  limits.drop_eligible = static_cast<std::uint32_t>(limits.buffer * fabric.drop_eligible_share);
+  if (behaviour.ecn_marking) {
+    limits.mark = static_cast<std::uint32_t>(fabric.ecn_mark_bytes_per_100g * scale);
+  }
+  return limits;
+}
+
+ns3::Ptr<DropPrecedenceQueueDisc> install_port(ns3::Ptr<ns3::NetDevice> device,
+                                               const PortLimits& limits, bool evict,
+                                               const library::Policy& policy) {
+  ns3::TrafficControlHelper helper;
+  const std::uint16_t handle = helper.SetRootQueueDisc(
+      "dlcp::sim::DropPrecedenceQueueDisc", "BufferBytes", ns3::UintegerValue(limits.buffer),
+      "DropEligibleBytes", ns3::UintegerValue(limits.drop_eligible), "MarkBytes",
+      ns3::UintegerValue(limits.mark), "EvictLowerPriority", ns3::BooleanValue(evict));
+  helper.AddPacketFilter(handle, "dlcp::sim::DscpPacketFilter");
+  ns3::QueueDiscContainer installed = helper.Install(device);
+  auto port = ns3::DynamicCast<DropPrecedenceQueueDisc>(installed.Get(0));
+  port->set_policy(policy);
+  ns3::DynamicCast<DscpPacketFilter>(port->GetPacketFilter(0))->set_policy(policy);
+  return port;
+}
+
+}  // namespace
+
+PortCounters Topology::switch_counters() const {
+  PortCounters total;
+  for (const auto& port : switch_ports) {
+    const PortCounters& c = port->counters();
+    total.dropped_drop_eligible += c.dropped_drop_eligible;
+    total.dropped_full += c.dropped_full;
+    total.evicted += c.evicted;
+    total.marked += c.marked;
+    total.enqueued += c.enqueued;
+  }
+  return total;
+}
+
+Topology build_topology(const FabricConfig& fabric, const library::Policy& policy,
+                        const PortBehaviour& behaviour) {
+  Topology topo;
+  const int num_hosts = fabric.hosts();
+  topo.hosts.Create(static_cast<std::uint32_t>(num_hosts));
+  topo.leaves.Create(static_cast<std::uint32_t>(fabric.leaves));
+  topo.spines.Create(static_cast<std::uint32_t>(fabric.spines));
+  topo.host_rate_bps = fabric.host_link_gbps * 1e9;
+
+  ns3::InternetStackHelper stack;
+  stack.SetRoutingHelper(EcmpRoutingHelper());
+  stack.Install(topo.hosts);
+  stack.Install(topo.leaves);
+  stack.Install(topo.spines);
+
+  const std::string delay = std::to_string(fabric.link_delay_us) + "us";
+  auto make_link = [&](double gbps) {
+    ns3::PointToPointHelper link;
+    link.SetDeviceAttribute("DataRate", ns3::StringValue(std::to_string(gbps) + "Gbps"));
+    link.SetDeviceAttribute("Mtu", ns3::UintegerValue(fabric.mtu_bytes));
+    link.SetChannelAttribute("Delay", ns3::StringValue(delay));
+    // The queue disc holds the backlog; the device keeps one packet so priorities take effect.
+    link.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns3::StringValue("1p"));
+    return link;
+  };
+  ns3::PointToPointHelper host_link = make_link(fabric.host_link_gbps);
+  ns3::PointToPointHelper fabric_link = make_link(fabric.fabric_link_gbps);
+
+  const PortLimits host_nic{fabric.host_buffer_bytes, fabric.host_buffer_bytes, 0};
+  const PortLimits leaf_down = switch_port_limits(fabric, behaviour, fabric.host_link_gbps);
+  const PortLimits fabric_port = switch_port_limits(fabric, behaviour, fabric.fabric_link_gbps);
+
+  auto fabric_map = std::make_shared<FabricMap>();
+  std::vector<NodePorts> host_ports(static_cast<std::size_t>(num_hosts));
+  std::vector<NodePorts> leaf_ports(static_cast<std::size_t>(fabric.leaves));
+  std::vector<NodePorts> spine_ports(static_cast<std::size_t>(fabric.spines));
+  for (int l = 0; l < fabric.leaves; ++l) {
+    leaf_ports[l].role = NodePorts::Role::kLeaf;
+    leaf_ports[l].leaf = l;
+  }
+  for (auto& spine : spine_ports) {
+    spine.role = NodePorts::Role::kSpine;
+    spine.to_leaf.resize(static_cast<std::size_t>(fabric.leaves));
+  }
+
+  ns3::Ipv4AddressHelper addresses("10.0.0.0", "255.255.255.252");
+  auto interface_of = [](ns3::Ptr<ns3::NetDevice> device) {
+    auto ipv4 = device->GetNode()->GetObject<ns3::Ipv4>();
+    return static_cast<std::uint32_t>(ipv4->GetInterfaceForDevice(device));
+  };
+
+  topo.host_address.resize(static_cast<std::size_t>(num_hosts));
+  topo.leaf_of_host.resize(static_cast<std::size_t>(num_hosts));
+  for (int h = 0; h < num_hosts; ++h) {
+    const int leaf = h / fabric.hosts_per_leaf;
+    ns3::NetDeviceContainer devices = host_link.Install(topo.hosts.Get(h), topo.leaves.Get(leaf));
+    // Queue discs go on before addresses, or Ipv4AddressHelper installs its default one.
+    install_port(devices.Get(0), host_nic, false, policy);
+    topo.switch_ports.push_back(
+        install_port(devices.Get(1), leaf_down, behaviour.evict_lower_priority, policy));
+    ns3::Ipv4InterfaceContainer ifaces = addresses.Assign(devices);
+    addresses.NewNetwork();
+    topo.host_address[h] = ifaces.GetAddress(0);
+    topo.leaf_of_host[h] = leaf;
+    fabric_map->host_of_address[ifaces.GetAddress(0).Get()] = h;
+
+    const std::uint32_t host_if = interface_of(devices.Get(0));
+    const std::uint32_t leaf_if = interface_of(devices.Get(1));
+    host_ports[h].uplinks.push_back(host_if);
+    host_ports[h].neighbour[host_if] = ifaces.GetAddress(1);
+    leaf_ports[leaf].to_host[h] = leaf_if;
+    leaf_ports[leaf].neighbour[leaf_if] = ifaces.GetAddress(0);
+  }
+  fabric_map->leaf_of_host = topo.leaf_of_host;
+
+  for (int l = 0; l < fabric.leaves; ++l) {
+    for (int s = 0; s < fabric.spines; ++s) {
+      ns3::NetDeviceContainer devices = fabric_link.Install(topo.leaves.Get(l), topo.spines.Get(s));
+      for (int end = 0; end < 2; ++end) {
+        topo.switch_ports.push_back(
+            install_port(devices.Get(end), fabric_port, behaviour.evict_lower_priority, policy));
+      }
+      ns3::Ipv4InterfaceContainer ifaces = addresses.Assign(devices);
+      addresses.NewNetwork();
+      const std::uint32_t leaf_if = interface_of(devices.Get(0));
+      const std::uint32_t spine_if = interface_of(devices.Get(1));
+      leaf_ports[l].uplinks.push_back(leaf_if);
+      leaf_ports[l].neighbour[leaf_if] = ifaces.GetAddress(1);
+      spine_ports[s].to_leaf[l] = spine_if;
+      spine_ports[s].neighbour[spine_if] = ifaces.GetAddress(0);
+    }
+  }
+
+  auto configure = [&](ns3::Ptr<ns3::Node> node, NodePorts ports, std::uint32_t salt) {
+    auto routing =
+        ns3::DynamicCast<EcmpRouting>(node->GetObject<ns3::Ipv4>()->GetRoutingProtocol());
+    routing->configure(fabric_map, std::move(ports), salt);
+  };
+  for (int h = 0; h < num_hosts; ++h) configure(topo.hosts.Get(h), host_ports[h], 0);
+  // Each switch hashes with its own salt, as real switches seed ECMP differently (otherwise
+  // every stage would make correlated choices).
+  for (int l = 0; l < fabric.leaves; ++l) {
+    configure(topo.leaves.Get(l), leaf_ports[l], 0x1000u + static_cast<std::uint32_t>(l));
+  }
+  for (int s = 0; s < fabric.spines; ++s) {
+    configure(topo.spines.Get(s), spine_ports[s], 0x2000u + static_cast<std::uint32_t>(s));
+  }
+  return topo;
+}
+
+}  // namespace dlcp::sim

@@ -1,0 +1,37 @@
+// Leaf-spine fabric: hosts on leaves, every leaf linked to every spine, a DropPrecedenceQueueDisc
+// with a DscpPacketFilter on every port, and ECMP routing by flow hash.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "config.hpp"
+#include "drop_precedence_queue_disc.hpp"
+#include "ecmp_routing.hpp"
+#include "ns3/ipv4-address.h"
+#include "ns3/node-container.h"
+
+namespace dlcp::sim {
+
+// How switch ports behave for the scheme under test.
+struct PortBehaviour {
+  bool ecn_marking = false;           // DCTCP and PIAS need it; dlcp's background TCP is DCTCP too
+  bool evict_lower_priority = false;  // pFabric-like
+};
+
+struct Topology {
+  ns3::NodeContainer hosts;
+  ns3::NodeContainer leaves;
+  ns3::NodeContainer spines;
+  std::vector<ns3::Ipv4Address> host_address;
+  std::vector<int> leaf_of_host;
+  std::vector<ns3::Ptr<DropPrecedenceQueueDisc>> switch_ports;
+  double host_rate_bps = 0.0;
+
+  PortCounters switch_counters() const;
+};
+
+Topology build_topology(const FabricConfig& fabric, const library::Policy& policy,
+                        const PortBehaviour& behaviour);
+
+}  // namespace dlcp::sim

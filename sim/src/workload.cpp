@@ -1,0 +1,23 @@
+#include "workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dlcp::sim {
+
+std::vector<ns3::Time> forward_times(const WorkloadConfig& config, const ModelProfile& model) {
+  std::vector<ns3::Time> times;
+  const double total_ms = config.forward_ms * config.size_scale;
+  for (const Layer& layer : model.layers) {
+    const double share = model.total_macs > 0 ? layer.macs / model.total_macs : 0.0;
+    times.push_back(ns3::NanoSeconds(static_cast<std::int64_t>(total_ms * share * 1e6)));
+  }
+  return times;
+}
+
+std::uint64_t scaled_bytes(const WorkloadConfig& config, std::uint64_t params) {
+  const double bytes = static_cast<double>(params) * 4.0 * config.size_scale;
+  return std::max<std::uint64_t>(4, static_cast<std::uint64_t>(std::llround(bytes / 4.0)) * 4);
+}
+
+}  // namespace dlcp::sim
