@@ -1,0 +1,86 @@
+// The C API from three ranks as threads through a TCP store: exact all-reduce, loss reporting,
+// and clear errors for bad arguments (never an exception or abort through C).
+#include "dlcp/c_api.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives_fixture.hpp"
+
+namespace dlcp::test {
+namespace {
+
+TEST(CApi, AllreduceBroadcastAllgatherAndBarrier) {
+  constexpr int kWorld = 3;
+  TcpStoreServer server("127.0.0.1", 0);
+  const std::uint16_t port = server.port();
+  run_per_rank(kWorld, [&](int rank) {
+    dlcp_comm* comm = nullptr;
+    ASSERT_EQ(
+        dlcp_comm_create_tcp("127.0.0.1", port, 0, rank, kWorld, DLCP_ALGO_TRANSPOSE, 0, &comm),
+        DLCP_OK)
+        << dlcp_last_error();
+    EXPECT_EQ(dlcp_comm_rank(comm), rank);
+    EXPECT_EQ(dlcp_comm_size(comm), kWorld);
+    EXPECT_EQ(dlcp_comm_is_server(comm), 0);
+
+    auto values = exact_input(5000, rank);
+    dlcp_collective_options options;
+    dlcp_collective_options_init(&options);
+    dlcp_work* work = nullptr;
+    ASSERT_EQ(dlcp_allreduce(comm, values.data(), values.size(), &options, &work), DLCP_OK);
+    dlcp_result result;
+    ASSERT_EQ(dlcp_work_wait(work, &result), DLCP_OK) << dlcp_last_error();
+    EXPECT_EQ(dlcp_work_ready(work), 1);
+    dlcp_work_free(work);
+    EXPECT_TRUE(bit_equal(values, exact_sum(5000, kWorld)));
+    EXPECT_EQ(result.entries, 5000u);
+    EXPECT_DOUBLE_EQ(result.delivered_fraction, 1.0);
+
+    std::vector<float> root_values = exact_input(100, 1);
+    std::vector<float> mine = rank == 1 ? root_values : std::vector<float>(100, 0.0f);
+    ASSERT_EQ(dlcp_broadcast(comm, mine.data(), mine.size(), 1, nullptr, &work), DLCP_OK);
+    ASSERT_EQ(dlcp_work_wait(work, nullptr), DLCP_OK);
+    dlcp_work_free(work);
+    EXPECT_EQ(mine, root_values);
+
+    const float own = static_cast<float>(rank);
+    std::vector<float> gathered(kWorld);
+    ASSERT_EQ(dlcp_allgather(comm, &own, 1, gathered.data(), nullptr, &work), DLCP_OK);
+    ASSERT_EQ(dlcp_work_wait(work, nullptr), DLCP_OK);
+    dlcp_work_free(work);
+    EXPECT_EQ(gathered, (std::vector<float>{0, 1, 2}));
+
+    // Bad input: a status and a message, nothing thrown.
+    options.layer = 3;  // outside num_layers = 1
+    EXPECT_EQ(dlcp_allreduce(comm, values.data(), values.size(), &options, &work),
+              DLCP_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(dlcp_last_error()).find("layer"), std::string::npos);
+    EXPECT_EQ(dlcp_allreduce(comm, nullptr, 10, nullptr, &work), DLCP_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(dlcp_work_wait(nullptr, nullptr), DLCP_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(dlcp_comm_serve(comm), DLCP_ERR_INVALID_ARGUMENT);
+
+    EXPECT_EQ(dlcp_barrier(comm), DLCP_OK);
+    dlcp_comm_destroy(comm);
+  });
+}
+
+TEST(CApi, EnvironmentErrorsNameTheVariable) {
+  ::setenv("DLCP_RANK", "5", 1);
+  ::setenv("DLCP_WORLD_SIZE", "2", 1);
+  ::setenv("DLCP_STORE", "tcp://127.0.0.1:1", 1);
+  dlcp_comm* comm = nullptr;
+  EXPECT_EQ(dlcp_comm_create_from_env(&comm), DLCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_NE(std::string(dlcp_last_error()).find("DLCP_RANK"), std::string::npos)
+      << dlcp_last_error();
+  ::unsetenv("DLCP_RANK");
+  ::unsetenv("DLCP_WORLD_SIZE");
+  ::unsetenv("DLCP_STORE");
+}
+
+}  // namespace
+}  // namespace dlcp::test
