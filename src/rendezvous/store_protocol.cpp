@@ -14,45 +14,28 @@ namespace {
 
 constexpr std::size_t kHeaderBytes = 2;  // version, type
 
-// Appends big-endian fields; the length prefix is patched in by finish().
-class FrameWriter {
+// A store frame: length prefix (patched in by finish()), version, type, then fields.
+class FrameWriter : public wire::ByteWriter {
  public:
-  FrameWriter(std::vector<std::byte>& out, StoreFrameType type) : out_(out), start_(out.size()) {
+  FrameWriter(std::vector<std::byte>& out, StoreFrameType type)
+      : ByteWriter(out), start_(out.size()) {
     grow(kStoreLengthPrefixBytes);
     u8(kStoreProtocolVersion);
     u8(static_cast<std::uint8_t>(type));
   }
 
-  void u8(std::uint8_t v) {
-    const std::size_t at = grow(1);
-    wire::put_u8(out_, at, v);
-  }
-  void u32(std::uint32_t v) {
-    const std::size_t at = grow(4);
-    wire::put_u32(out_, at, v);
-  }
-  void u64(std::uint64_t v) {
-    const std::size_t at = grow(8);
-    wire::put_u64(out_, at, v);
-  }
   void string(std::string_view s) {
     u32(static_cast<std::uint32_t>(s.size()));
     const std::size_t at = grow(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) out_[at + i] = static_cast<std::byte>(s[i]);
+    for (std::size_t i = 0; i < s.size(); ++i) bytes()[at + i] = static_cast<std::byte>(s[i]);
   }
   void finish() {
-    const std::size_t body = out_.size() - start_ - kStoreLengthPrefixBytes;
-    wire::put_u32(std::span<std::byte>(out_).subspan(start_), 0, static_cast<std::uint32_t>(body));
+    const std::size_t body = bytes().size() - start_ - kStoreLengthPrefixBytes;
+    wire::put_u32(std::span<std::byte>(bytes()).subspan(start_), 0,
+                  static_cast<std::uint32_t>(body));
   }
 
  private:
-  std::size_t grow(std::size_t n) {
-    const std::size_t at = out_.size();
-    out_.resize(at + n);
-    return at;
-  }
-
-  std::vector<std::byte>& out_;
   std::size_t start_;
 };
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace dlcp::wire {
 
@@ -58,5 +59,40 @@ inline std::uint64_t get_u64(std::span<const std::byte> in, std::size_t at) {
   assert(at + 8 <= in.size());
   return (std::uint64_t{get_u32(in, at)} << 32) | get_u32(in, at + 4);
 }
+
+// Appends big-endian fields to a byte vector; shared by every encoder of variable-length frames.
+class ByteWriter {
+ public:
+  explicit ByteWriter(std::vector<std::byte>& out) : out_(out) {}
+
+  // grow() must run before out_ is converted to a span: the order in which function arguments
+  // are evaluated is unspecified, so it is a separate statement.
+  void u8(std::uint8_t v) {
+    const std::size_t at = grow(1);
+    put_u8(out_, at, v);
+  }
+  void u16(std::uint16_t v) {
+    const std::size_t at = grow(2);
+    put_u16(out_, at, v);
+  }
+  void u32(std::uint32_t v) {
+    const std::size_t at = grow(4);
+    put_u32(out_, at, v);
+  }
+  void u64(std::uint64_t v) {
+    const std::size_t at = grow(8);
+    put_u64(out_, at, v);
+  }
+  // Reserves n zero bytes (e.g. a length prefix patched later) and returns their offset.
+  std::size_t grow(std::size_t n) {
+    const std::size_t at = out_.size();
+    out_.resize(at + n);
+    return at;
+  }
+  std::vector<std::byte>& bytes() { return out_; }
+
+ private:
+  std::vector<std::byte>& out_;
+};
 
 }  // namespace dlcp::wire

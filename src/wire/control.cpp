@@ -29,39 +29,7 @@ constexpr std::size_t kPathCounterBytes = 4;
 constexpr std::uint32_t kMaxLossBudgetPpm = 1'000'000;
 constexpr std::uint8_t kMaxStopReason = static_cast<std::uint8_t>(StopReason::kAborted);
 
-// Appends big-endian fields to a byte vector.
-class Writer {
- public:
-  explicit Writer(std::vector<std::byte>& out) : out_(out) {}
-
-  // grow() must run before out_ is converted to a span: the order in which function arguments
-  // are evaluated is unspecified, so it is a separate statement.
-  void u8(std::uint8_t v) {
-    const std::size_t at = grow(1);
-    put_u8(out_, at, v);
-  }
-  void u16(std::uint16_t v) {
-    const std::size_t at = grow(2);
-    put_u16(out_, at, v);
-  }
-  void u32(std::uint32_t v) {
-    const std::size_t at = grow(4);
-    put_u32(out_, at, v);
-  }
-  void u64(std::uint64_t v) {
-    const std::size_t at = grow(8);
-    put_u64(out_, at, v);
-  }
-
- private:
-  std::size_t grow(std::size_t n) {
-    const std::size_t at = out_.size();
-    out_.resize(at + n);
-    return at;
-  }
-
-  std::vector<std::byte>& out_;
-};
+using Writer = ByteWriter;
 
 // Reads big-endian fields from a body. Callers check remaining() before reading; the byte-order
 // helpers assert the bounds as a second line of defence.
