@@ -11,6 +11,7 @@ packages=(
   libgloo-dev openmpi-bin libopenmpi-dev
   libns3-dev libgsl-dev
   libsodium-dev
+  python3-matplotlib
 )
 
 missing=()
