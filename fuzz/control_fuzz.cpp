@@ -51,6 +51,14 @@ bool same(const RateFeedback& a, const RateFeedback& b) {
          a.ce_marked_packets == b.ce_marked_packets && a.path_received == b.path_received;
 }
 
+bool same(const Abort& a, const Abort& b) {
+  return a.reason == b.reason;
+}
+
+bool same(const Goodbye& /*a*/, const Goodbye& /*b*/) {
+  return true;
+}
+
 bool same(const ControlMessage& a, const ControlMessage& b) {
   if (a.index() != b.index()) return false;
   return std::visit([&b](const auto& x) { return same(x, std::get<std::decay_t<decltype(x)>>(b)); },

@@ -151,12 +151,16 @@ void write_control_seeds(const fs::path& dir) {
   feedback.path_received = {500, 500};
   write_file(dir / "valid_rate_feedback.bin", body(feedback));
 
+  write_file(dir / "valid_abort.bin",
+             body(Abort{"rank 2 (127.0.0.1:40000) closed the control connection"}));
+  write_file(dir / "valid_goodbye.bin", body(Goodbye{}));
+
   auto bad = body(stop);
   bad[0] = std::byte{2};
   write_file(dir / "invalid_version.bin", bad);
 
   bad = body(stop);
-  bad[1] = std::byte{7};
+  bad[1] = std::byte{0x7F};
   write_file(dir / "invalid_type.bin", bad);
 
   bad = body(flow);
