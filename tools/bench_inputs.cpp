@@ -1,7 +1,6 @@
 #include "bench_inputs.hpp"
 
 #include <cmath>
-#include <cstring>
 
 namespace dlcp::tools {
 namespace {

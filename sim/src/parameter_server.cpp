@@ -44,17 +44,9 @@ class ParameterServerJob : public TrainingJob {
   }
 
   TrainingResult result() const override {
-    TrainingResult r;
-    r.iterations_expected = config_.iterations;
-    r.iterations_finished = config_.iterations;
-    for (const Worker& w : workers_) {
-      const int done = std::max(0, static_cast<int>(w.forward_end.size()) - 1);
-      r.iterations_finished = std::min(r.iterations_finished, done);
-      for (std::size_t k = 1; k < w.forward_end.size(); ++k) {
-        r.iteration_ms.push_back((w.forward_end[k] - w.forward_end[k - 1]).GetSeconds() * 1e3);
-      }
-    }
-    return r;
+    std::vector<const std::vector<ns3::Time>*> forward_ends;
+    for (const Worker& w : workers_) forward_ends.push_back(&w.forward_end);
+    return training_result(config_.iterations, forward_ends);
   }
 
  private:

@@ -5,6 +5,21 @@
 
 namespace dlcp::sim {
 
+TrainingResult training_result(int iterations,
+                               const std::vector<const std::vector<ns3::Time>*>& forward_ends) {
+  TrainingResult r;
+  r.iterations_expected = iterations;
+  r.iterations_finished = iterations;
+  for (const auto* ends : forward_ends) {
+    const int done = std::max(0, static_cast<int>(ends->size()) - 1);
+    r.iterations_finished = std::min(r.iterations_finished, done);
+    for (std::size_t k = 1; k < ends->size(); ++k) {
+      r.iteration_ms.push_back(((*ends)[k] - (*ends)[k - 1]).GetSeconds() * 1e3);
+    }
+  }
+  return r;
+}
+
 std::vector<ns3::Time> forward_times(const WorkloadConfig& config, const ModelProfile& model) {
   std::vector<ns3::Time> times;
   const double total_ms = config.forward_ms * config.size_scale;

@@ -19,6 +19,11 @@ struct TrainingResult {
   int iterations_finished = 0;  // the slowest worker's
 };
 
+// Iteration times of every worker from the instants its forward passes ended (one list per
+// worker); the job finished as many iterations as its slowest worker.
+TrainingResult training_result(int iterations,
+                               const std::vector<const std::vector<ns3::Time>*>& forward_ends);
+
 class TrainingJob {
  public:
   virtual ~TrainingJob() = default;

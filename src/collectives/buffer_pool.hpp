@@ -56,18 +56,8 @@ class BufferPool {
         free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
       }
     }
-    if (!buffer) {
-      buffer = std::make_unique<std::vector<T>>(size);
-      std::lock_guard lock(mutex_);
-      ++allocations_;
-    }
+    if (!buffer) buffer = std::make_unique<std::vector<T>>(size);
     return Lease(this, std::move(buffer), size);
-  }
-
-  // Buffers allocated so far (a steady-state workload stops raising it).
-  std::size_t allocations() const {
-    std::lock_guard lock(mutex_);
-    return allocations_;
   }
 
  private:
@@ -78,7 +68,6 @@ class BufferPool {
 
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<std::vector<T>>> free_;
-  std::size_t allocations_ = 0;
 };
 
 }  // namespace dlcp::collectives

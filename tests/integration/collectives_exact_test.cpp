@@ -1,7 +1,5 @@
 // Every algorithm, several world sizes and sizes: results equal the exact sum or average, and a
 // lossless collective delivers everything.
-#include <mutex>
-
 #include "collectives_fixture.hpp"
 
 namespace dlcp::test {
