@@ -36,7 +36,9 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
-    check_mpi(MPI_Init(argc, argv), "MPI_Init");
+    // Serialized: the training benchmark drives MPI from one communication thread, not main.
+    int provided = 0;
+    check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
     owns_mpi_ = true;
   }
   check_mpi(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");

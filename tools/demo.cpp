@@ -1,78 +1,156 @@
 #include "demo.hpp"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
-#include <string>
-#include <vector>
+#include <memory>
+#include <optional>
+#include <sstream>
 
-#include "bench_p2p.hpp"
+#include "bench_train.hpp"
+#include "command.hpp"
+#include "demo_report.hpp"
+#include "switch_counters.hpp"
+#include "testbed.hpp"
 
 namespace dlcp::tools {
 namespace {
 
-struct Config {
-  std::string name;
-  std::string baseline;  // "only-tcp" or "none"
-  double drop;
-  double burst;
-  double budget;
+struct Network {
+  std::unique_ptr<testbed::Testbed> testbed;
+  std::optional<testbed::BackgroundTraffic> load;
 };
+
+TrainBenchOptions train_options(const DemoOptions& o, const std::string& system) {
+  TrainBenchOptions t;
+  t.system = system;
+  t.model = o.model;
+  t.ranks = o.network.hosts;
+  t.iters = o.iters;
+  t.warmup = o.warmup;
+  t.plan = o.plan;
+  t.loss_budget = o.loss_budget;
+  t.verbose = false;
+  return t;
+}
+
+// Runs one system and attaches the switches' counters for its run.
+nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, double loopback_drop,
+                       int index, int total) {
+  std::cerr << "[" << index << "/" << total << "] " << t.label() << " ..." << std::flush;
+  using testbed::read_switch_counters;
+  const testbed::SwitchCounters before =
+      network.testbed ? read_switch_counters(*network.testbed) : testbed::SwitchCounters{};
+  TrainBenchOptions run = t;
+  if (!network.testbed && is_dlcp_system(t.system)) run.drop = loopback_drop;
+  nlohmann::json result =
+      run_train_bench(run, network.testbed ? &network.testbed->options() : nullptr);
+  if (network.testbed) {
+    result["switch"] = testbed::counters_json(read_switch_counters(*network.testbed) - before);
+  }
+  std::cerr << " iteration p50 " << format_ms(result["iter_p50_ms"].get<double>()) << ", p99 "
+            << format_ms(result["iter_p99_ms"].get<double>()) << std::endl;
+  return result;
+}
+
+std::vector<TrainBenchOptions> congested_runs(const DemoOptions& o, bool loopback) {
+  std::vector<TrainBenchOptions> runs;
+  runs.push_back(train_options(o, "gloo"));
+  if (loopback) runs.push_back(train_options(o, "mpi"));
+  runs.push_back(train_options(o, "dlcp-ps"));
+  runs.push_back(train_options(o, "dlcp-ring"));
+  return runs;
+}
 
 }  // namespace
 
-nlohmann::json run_demo(const DemoOptions& options) {
-  const std::vector<Config> configs = {
-      {"tcp (one connection)", "only-tcp", 0.0, 1, 0.0},
-      {"dlcp reliable", "none", 0.0, 1, 0.0},
-      {"dlcp reliable", "none", options.drop, 1, 0.0},
-      {"dlcp bounded-loss", "none", options.drop, 1, options.budget},
-      {"dlcp bounded-loss", "none", options.drop, 8, options.budget},
-  };
-  std::cout
-      << "dlcp demo: " << options.mib << " MiB messages, " << options.iters
-      << " timed per configuration, sender and receiver on loopback.\n"
-      << "Loss is injected in dlcp's receive path (a diagnostic); the kernel's TCP cannot be\n"
-      << "given the same loss outside the emulated switch testbed, so TCP runs loss-free.\n\n";
-  nlohmann::json results = nlohmann::json::array();
-  for (const auto& config : configs) {
-    P2pBenchOptions bench;
-    bench.mib = options.mib;
-    bench.iters = options.iters;
-    bench.drop = config.drop;
-    bench.burst = config.burst;
-    bench.loss_bound = config.budget;
-    bench.baseline = config.baseline;
-    bench.verbose = false;
-    std::cerr << "running " << config.name << ", loss " << config.drop * 100 << "%"
-              << (config.burst > 1 ? " bursty" : "") << ", budget " << config.budget * 100
-              << "% ..." << std::endl;
-    nlohmann::json result = run_p2p_bench(bench);
-    result["name"] = config.name;
-    results.push_back(result);
+nlohmann::json run_demo(const DemoOptions& o) {
+  bool loopback = o.loopback;
+  std::string fallback_reason;
+  if (!loopback) {
+    try {
+      testbed::check_testbed_available();
+    } catch (const testbed::TestbedUnavailable& e) {
+      loopback = true;
+      fallback_reason = e.what();
+    }
   }
-  std::printf("\n%-22s %7s %7s %9s %9s %9s %10s %9s %8s\n", "system", "loss", "budget", "Gbit/s",
-              "p50 ms", "p99 ms", "delivered", "prot.miss", "errors");
-  for (const auto& r : results) {
-    const double drop = r.value("drop", 0.0);
-    const double burst = r.value("burst", 1.0);
-    const std::string loss =
-        std::to_string(static_cast<int>(drop * 1000 + 0.5) / 10.0).substr(0, 3) + "%" +
-        (burst > 1 ? "b" : "");
-    const double delivered = 100.0 * (1.0 - r.value("max_missing_fraction", 0.0));
-    const auto errors = r.value("data_errors", 0ull) + r.value("deadline_errors", 0ull) +
-                        r.value("other_errors", 0ull);
-    std::printf("%-22s %7s %6.1f%% %9.2f %9.1f %9.1f %9.2f%% %9llu %8llu\n",
-                r["name"].get<std::string>().c_str(), loss.c_str(),
-                r.value("loss_bound", 0.0) * 100, r.value("goodput_gbps", 0.0),
-                r.value("p50_ms", 0.0), r.value("p99_ms", 0.0), delivered,
-                static_cast<unsigned long long>(r.value("protected_missing", 0ull)),
-                static_cast<unsigned long long>(errors));
+  const double loopback_drop = o.network.gray.loss_rate / o.network.spines;
+  if (loopback) {
+    std::cerr << "dlcp demo: testbed unavailable"
+              << (fallback_reason.empty() ? " (--loopback)" : ": " + fallback_reason)
+              << ".\nFalling back to loopback: dlcp's receivers drop "
+              << format_percent(loopback_drop)
+              << " of packets in-process (the gray failure's share), while the TCP baselines run "
+                 "loss-free, which flatters them; there are no switches, so no priority "
+                 "queues and no background load.\n";
+  } else {
+    std::cerr << "dlcp demo: " << o.network.hosts << " hosts, " << o.network.spines
+              << " spine switches (Linux bridges with HTB priority queues), "
+              << o.network.port.rate_bps / 1e6 << " Mbit/s links, MTU " << o.network.port.mtu
+              << "; gray failure: spine " << o.network.gray.spine << " drops "
+              << format_percent(o.network.gray.loss_rate) << " of packets"
+              << (o.with_background ? "; background TCP and UDP floods" : "") << ".\n";
   }
-  std::printf(
-      "\n'b' = bursty loss (mean burst 8 packets). 'delivered' is the worst message's share of\n"
-      "entries; missing entries are always drop-eligible, never protected, and within budget.\n");
-  nlohmann::json summary;
-  summary["results"] = results;
+  std::cerr << "Workload: " << o.model << " gradients x" << o.plan.gradient_scale << ", "
+            << o.plan.compute_ms << " ms compute per iteration, " << o.iters
+            << " timed iterations per system; dlcp loss budget " << format_percent(o.loss_budget)
+            << ".\n";
+
+  std::vector<TrainBenchOptions> runs = congested_runs(o, loopback);
+  const int total_congested = static_cast<int>(runs.size()) + (o.ablations ? 3 : 0);
+  const int total = total_congested + (o.clean && !loopback ? 3 : 0);
+  testbed::SystemCommands runner;
+  nlohmann::json congested = nlohmann::json::array();
+  nlohmann::json clean = nlohmann::json::array();
+  int index = 0;
+  {
+    Network network;
+    if (!loopback) {
+      network.testbed = std::make_unique<testbed::Testbed>(runner, o.network);
+      if (o.with_background) network.load.emplace(o.network, o.background);
+    }
+    for (const auto& run : runs)
+      congested.push_back(run_one(run, network, loopback_drop, ++index, total));
+    if (o.ablations) {
+      const std::string best = best_dlcp_system(congested);
+      for (int mechanism = 0; mechanism < 3; ++mechanism) {
+        TrainBenchOptions ablation = train_options(o, best);
+        ablation.no_spray = mechanism == 0;
+        ablation.no_priority = mechanism == 1;
+        ablation.no_loss_tolerance = mechanism == 2;
+        congested.push_back(run_one(ablation, network, loopback_drop, ++index, total));
+      }
+    }
+  }
+  if (o.clean && !loopback) {
+    testbed::TestbedOptions quiet = o.network;
+    quiet.gray.spine = -1;
+    Network network;
+    network.testbed = std::make_unique<testbed::Testbed>(runner, quiet);
+    for (const std::string system : {"gloo", "dlcp-ps", "dlcp-ring"}) {
+      clean.push_back(run_one(train_options(o, system), network, 0, ++index, total));
+    }
+  }
+
+  nlohmann::json summary = make_demo_summary(congested, clean);
+  summary["network"] = loopback ? "loopback" : "testbed";
+  if (loopback)
+    summary["loopback_reason"] = fallback_reason.empty() ? "--loopback" : fallback_reason;
+  summary["config"] = {{"model", o.model},
+                       {"hosts", o.network.hosts},
+                       {"rate_mbit", o.network.port.rate_bps / 1e6},
+                       {"mtu", o.network.port.mtu},
+                       {"gray_loss", o.network.gray.loss_rate},
+                       {"gray_burst_ms", o.network.gray.burst_ms},
+                       {"background", o.with_background && !loopback},
+                       {"gradient_scale", o.plan.gradient_scale},
+                       {"compute_ms", o.plan.compute_ms},
+                       {"loss_budget", o.loss_budget},
+                       {"iterations", o.iters}};
+  print_demo_table(std::cout, summary);
+  write_demo_outputs(summary, o.out_dir);
   return summary;
 }
 

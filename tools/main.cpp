@@ -7,6 +7,8 @@
 #include "demo.hpp"
 #include "dlcp/error.hpp"
 #include "dlcp/store.hpp"
+#include "testbed_cli.hpp"
+#include "train_cli.hpp"
 
 namespace {
 
@@ -85,13 +87,39 @@ int main(int argc, char** argv) {
   dlcp::tools::DemoOptions demo;
   bool demo_json = false;
   auto* demo_command = app.add_subcommand(
-      "demo", "Point-to-point demonstration: dlcp under injected loss beside plain TCP");
-  demo_command->add_option("--mib", demo.mib, "Message size in MiB")->check(CLI::PositiveNumber);
-  demo_command->add_option("--iters", demo.iters, "Timed messages per configuration")
-      ->check(CLI::Range(1, 100000));
-  demo_command->add_option("--drop", demo.drop, "Injected loss rate")->check(CLI::Range(0.0, 0.9));
-  demo_command->add_option("--loss-bound", demo.budget, "Loss budget of the bounded-loss runs")
+      "demo",
+      "The main job: emulated training over the testbed's switch network under load and a 1% gray "
+      "failure, TCP baselines beside dlcp and its ablations (loopback without root)");
+  demo_command->add_option("--model", demo.model, "Model profile (resnet50, vgg16, bert_base)");
+  demo_command->add_option("--iters", demo.iters, "Timed iterations per system")
+      ->check(CLI::Range(2, 100000));
+  demo_command->add_option("--warmup", demo.warmup, "Untimed iterations first")
+      ->check(CLI::Range(0, 1000));
+  demo_command->add_option("--loss-budget", demo.loss_budget, "dlcp's loss budget per bucket")
+      ->check(CLI::Range(0.0, 0.5));
+  demo_command->add_option("--gradient-scale", demo.plan.gradient_scale, "Gradient size factor")
+      ->check(CLI::Range(1e-6, 1.0));
+  demo_command->add_option("--compute-ms", demo.plan.compute_ms, "Compute per iteration")
+      ->check(CLI::Range(0.0, 1e6));
+  demo_command->add_option("--bucket-mib", demo.plan.bucket_mib, "Bucket cap (after scaling)")
+      ->check(CLI::Range(1e-3, 4096.0));
+  dlcp::tools::add_testbed_options(demo_command, demo.network);
+  demo_command
+      ->add_option("--tcp-load", demo.background.tcp_share,
+                   "Each background TCP flood's share of the link rate")
       ->check(CLI::Range(0.0, 1.0));
+  demo_command
+      ->add_option("--udp-load", demo.background.udp_share,
+                   "Background UDP flood's share of the link rate")
+      ->check(CLI::Range(0.0, 1.0));
+  bool no_background = false;
+  bool no_ablations = false;
+  bool no_clean = false;
+  demo_command->add_flag("--no-background", no_background, "No background traffic");
+  demo_command->add_flag("--no-ablations", no_ablations, "Skip the mechanism ablations");
+  demo_command->add_flag("--no-clean", no_clean, "Skip the clean-network comparison");
+  demo_command->add_flag("--loopback", demo.loopback, "Loopback even when the testbed is possible");
+  demo_command->add_option("--out", demo.out_dir, "Directory for demo.json and demo.png");
   demo_command->add_flag("--json", demo_json, "End with the summary as one JSON line");
 
   dlcp::tools::AllreduceBenchOptions allreduce;
@@ -113,9 +141,14 @@ int main(int argc, char** argv) {
   store_command->add_option("--host", store_host, "Address to bind");
   store_command->add_option("--port", store_port, "Port to bind (0 = ephemeral)");
 
+  const auto run_testbed_command = dlcp::tools::add_testbed_commands(app);
+  const auto run_train_command = dlcp::tools::add_train_commands(bench);
+
   CLI11_PARSE(app, argc, argv);
 
   try {
+    if (const int status = run_testbed_command(); status >= 0) return status;
+    if (const int status = run_train_command(&argc, &argv); status >= 0) return status;
     if (store_command->parsed()) return dlcp::run_store_server(store_host, store_port);
     if (allreduce_rank_command->parsed()) {
       return dlcp::tools::run_allreduce_bench_rank(allreduce, &argc, &argv);
@@ -125,6 +158,9 @@ int main(int argc, char** argv) {
       std::cout << (allreduce_json ? summary.dump() : summary.dump(2)) << std::endl;
     }
     if (demo_command->parsed()) {
+      demo.with_background = !no_background;
+      demo.ablations = !no_ablations;
+      demo.clean = !no_clean;
       const auto summary = dlcp::tools::run_demo(demo);
       if (demo_json) std::cout << summary.dump() << std::endl;
     }

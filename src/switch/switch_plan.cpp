@@ -1,0 +1,89 @@
+#include "switch/switch_plan.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace dlcp::switchconf {
+
+void PortOptions::validate() const {
+  if (!(rate_bps >= 1e5 && rate_bps <= 1e12)) {
+    throw std::invalid_argument("PortOptions.rate_bps = " + std::to_string(rate_bps) +
+                                " is outside [1e5, 1e12]");
+  }
+  if (mtu < 576 || mtu > 65535) {
+    throw std::invalid_argument("PortOptions.mtu = " + std::to_string(mtu) +
+                                " is outside [576, 65535]");
+  }
+  if (buffer_bytes < static_cast<std::size_t>(mtu)) {
+    throw std::invalid_argument("PortOptions.buffer_bytes = " + std::to_string(buffer_bytes) +
+                                " is smaller than one packet (mtu " + std::to_string(mtu) + ")");
+  }
+  if (drop_eligible_bytes < static_cast<std::size_t>(mtu)) {
+    throw std::invalid_argument(
+        "PortOptions.drop_eligible_bytes = " + std::to_string(drop_eligible_bytes) +
+        " is smaller than one packet (mtu " + std::to_string(mtu) + ")");
+  }
+  if (drop_eligible_bytes > buffer_bytes) {
+    throw std::invalid_argument(
+        "PortOptions.drop_eligible_bytes = " + std::to_string(drop_eligible_bytes) +
+        " exceeds buffer_bytes = " + std::to_string(buffer_bytes) +
+        ": drop-eligible packets must be dropped first");
+  }
+}
+
+namespace {
+
+std::size_t queue_index(int traffic_class, bool drop_eligible) {
+  return static_cast<std::size_t>(traffic_class) * 2 + (drop_eligible ? 1 : 0);
+}
+
+constexpr std::uint8_t kDscpCount = 64;
+
+}  // namespace
+
+std::size_t class_selector_queue(std::uint8_t dscp) {
+  return queue_index(kTrafficClasses - 1 - (dscp >> 3), false);
+}
+
+SwitchPlan make_switch_plan(const DscpTable& table, const PortOptions& port) {
+  table.validate();
+  port.validate();
+  SwitchPlan plan;
+  plan.port = port;
+  for (int c = 0; c < kTrafficClasses; ++c) {
+    for (const bool eligible : {false, true}) {
+      Queue queue;
+      queue.traffic_class = c;
+      queue.drop_eligible = eligible;
+      queue.buffer_bytes = eligible ? port.drop_eligible_bytes : port.buffer_bytes;
+      plan.queues.push_back(queue);
+    }
+  }
+  std::vector<bool> assigned(kDscpCount, false);
+  auto assign = [&](std::uint8_t dscp, std::size_t queue) {
+    plan.queues[queue].dscps.push_back(dscp);
+    assigned[dscp] = true;
+  };
+  for (int c = 0; c < kTrafficClasses; ++c) {
+    const auto i = static_cast<std::size_t>(c);
+    assign(table.protected_dscp[i], queue_index(c, false));
+    assign(table.drop_eligible_dscp[i], queue_index(c, true));
+  }
+  assign(table.control_dscp, queue_index(0, false));
+  for (std::uint8_t dscp = 0; dscp < kDscpCount; ++dscp) {
+    if (!assigned[dscp]) assign(dscp, class_selector_queue(dscp));
+  }
+  plan.default_queue = queue_index(kTrafficClasses - 1, false);
+  return plan;
+}
+
+const Queue& queue_of_dscp(const SwitchPlan& plan, std::uint8_t dscp) {
+  for (const Queue& queue : plan.queues) {
+    for (const std::uint8_t d : queue.dscps) {
+      if (d == dscp) return queue;
+    }
+  }
+  return plan.queues.at(plan.default_queue);
+}
+
+}  // namespace dlcp::switchconf

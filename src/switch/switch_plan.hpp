@@ -1,0 +1,73 @@
+// Switch configuration from the policy: the queues, buffers and DSCP classification a switch
+// port needs so that dlcp's priority classes and drop precedence take effect. One plan, rendered
+// for Linux tc (what the testbed applies) and for SONiC's QoS tables (a commodity switch).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dlcp/options.hpp"
+
+namespace dlcp::switchconf {
+
+struct PortOptions {
+  double rate_bps = 400e6;                      // egress link rate
+  int mtu = 9000;                               // largest frame's IP packet
+  std::size_t buffer_bytes = 256 * 1024;        // per queue, protected and unmarked traffic
+  std::size_t drop_eligible_bytes = 48 * 1024;  // per queue, drop-eligible traffic
+
+  void validate() const;  // throws std::invalid_argument naming the field
+};
+
+// One egress queue. Traffic class 0 is the most urgent (dlcp's priority class 0, front layers);
+// a drop-eligible queue shares its class's priority but has the small buffer, so under overload
+// its packets are dropped first.
+struct Queue {
+  int traffic_class = 0;
+  bool drop_eligible = false;
+  std::size_t buffer_bytes = 0;
+  std::vector<std::uint8_t> dscps;  // codepoints classified into this queue
+};
+
+struct SwitchPlan {
+  PortOptions port;
+  std::vector<Queue> queues;  // 2 per traffic class: normal, then drop-eligible
+  // Index into queues of traffic that matches no codepoint (DSCP 0 best effort lands here too).
+  std::size_t default_queue = 0;
+};
+
+inline constexpr int kTrafficClasses = dlcp::kPriorityClasses;
+
+// Every DSCP goes to exactly one queue: the table's data codepoints to their class (protected to
+// the normal queue, drop-eligible to the small one), the control codepoint to class 0, and any
+// other codepoint to class 7 - (dscp >> 3), the class-selector map a switch applies by default
+// (so best-effort DSCP 0 shares the least urgent class). Throws std::invalid_argument for an
+// invalid table or port.
+SwitchPlan make_switch_plan(const DscpTable& table, const PortOptions& port);
+
+// The queue a switch's default class-selector map gives a DSCP: the normal queue of class
+// 7 - (dscp >> 3).
+std::size_t class_selector_queue(std::uint8_t dscp);
+
+// The queue of a DSCP (0..63) in the plan.
+const Queue& queue_of_dscp(const SwitchPlan& plan, std::uint8_t dscp);
+
+// Linux tc commands (`tc -batch` syntax, without the leading "tc") that configure one egress
+// device: an HTB root at the link rate, one leaf per queue with HTB priority = traffic class and a
+// bfifo of the queue's buffer (the protected leaf of a class gets 20 times the drop-eligible
+// leaf's quantum), and u32 filters on the DSCP. The testbed applies exactly these.
+std::vector<std::string> linux_tc_commands(const SwitchPlan& plan, const std::string& device);
+
+// The classid ("1:10") of a queue in linux_tc_commands, for reading per-queue statistics.
+std::string linux_tc_classid(std::size_t queue_index);
+
+// SONiC QoS configuration (config_db JSON) for the named ports: DSCP_TO_TC_MAP, TC_TO_QUEUE_MAP,
+// strict-priority SCHEDULER, and a WRED/ECN profile that marks ECN-capable (protected) packets and
+// drops Not-ECT (drop-eligible) packets above the small threshold: the drop precedence of a
+// commodity switch with 8 queues per port.
+std::string sonic_qos_json(const SwitchPlan& plan, const DscpTable& table,
+                           const std::vector<std::string>& ports);
+
+}  // namespace dlcp::switchconf

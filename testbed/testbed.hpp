@@ -1,0 +1,94 @@
+// The emulated commodity-switch network, built from real Linux parts: network namespaces for hosts
+// and spine switches, veth links, Linux bridges, HTB/bfifo queues with u32 DSCP classification at
+// every switch egress port (exactly `dlcp switch-config --format linux-tc`), layer-4 ECMP routes
+// for TCP, and an nftables gray failure on one spine.
+//
+// Ownership: every part lives inside namespaces the testbed creates and records in a state file
+// (/run/dlcp-testbed/<prefix>.json) before creating them. It refuses to touch a namespace it did
+// not record, removes the leftovers of a run that died (its owner process is gone), and tears
+// everything down in its destructor. A guard process tears down after a crash or SIGKILL too.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "gray_failure.hpp"
+#include "switch/switch_plan.hpp"
+#include "testbed_options.hpp"
+
+namespace dlcp::testbed {
+
+// Why the testbed cannot be built here (no root, missing tools); callers fall back to loopback.
+class TestbedUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct QueueStats {
+  std::string classid;
+  int traffic_class = 0;
+  bool drop_eligible = false;
+  std::uint64_t packets = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t drops = 0;
+};
+
+// Parses `tc -s class show` output into per-class counters (classid, packets, bytes, drops).
+std::vector<QueueStats> parse_tc_class_stats(const std::string& text);
+
+// Throws TestbedUnavailable unless this process may build the testbed (root, ip/tc/nft present).
+void check_testbed_available();
+
+// The state file of a prefix.
+std::string state_file(const std::string& prefix);
+
+// Removes what a dead run with this prefix left behind; returns the namespaces removed. Refuses
+// (std::runtime_error) while the recorded owner still runs.
+std::vector<std::string> remove_leftovers(CommandRunner& runner, const std::string& prefix);
+
+enum class Persistence {
+  kUntilDestroyed,  // torn down by the destructor, or by the guard process if this process dies
+  kUntilRemoved,    // stays up after this process exits, until remove_leftovers (`testbed down`)
+};
+
+class Testbed {
+ public:
+  // Builds the network; on failure removes whatever it built and rethrows.
+  Testbed(CommandRunner& runner, const TestbedOptions& options,
+          Persistence persistence = Persistence::kUntilDestroyed);
+  ~Testbed();
+  Testbed(const Testbed&) = delete;
+  Testbed& operator=(const Testbed&) = delete;
+
+  const TestbedOptions& options() const { return options_; }
+  const switchconf::SwitchPlan& plan() const { return plan_; }
+
+  // Per-queue counters of switch `spine`'s egress port towards `host`.
+  std::vector<QueueStats> port_stats(int spine, int host) const;
+  // Per-class counters of the gray spine (zeros when there is none).
+  ClassLoss gray_loss() const;
+
+  // Removes everything; idempotent.
+  void tear_down();
+
+ private:
+  void build();
+  void build_host(int host);
+  void build_spine(int spine);
+  void configure_switch_ports(int spine);
+  void add_routes(int host);
+  void run(const std::vector<std::string>& argv, const std::string& input = "") const;
+
+  CommandRunner& runner_;
+  TestbedOptions options_;
+  switchconf::SwitchPlan plan_;
+  Persistence persistence_;
+  bool up_ = false;
+  int guard_fd_ = -1;
+  std::unique_ptr<BurstDriver> bursts_;
+  int guard_pid_ = -1;
+};
+
+}  // namespace dlcp::testbed

@@ -1,0 +1,36 @@
+#include "topology.hpp"
+
+namespace dlcp::testbed {
+
+std::string host_namespace(const TestbedOptions& options, int host) {
+  return options.prefix + "-h" + std::to_string(host);
+}
+
+std::string spine_namespace(const TestbedOptions& options, int spine) {
+  return options.prefix + "-s" + std::to_string(spine);
+}
+
+std::vector<std::string> all_namespaces(const TestbedOptions& options) {
+  std::vector<std::string> names;
+  for (int h = 0; h < options.hosts; ++h) names.push_back(host_namespace(options, h));
+  for (int s = 0; s < options.spines; ++s) names.push_back(spine_namespace(options, s));
+  return names;
+}
+
+std::string host_address(int host) {
+  return "10.0.0." + std::to_string(host + 1);
+}
+
+std::string spine_address(int host, int spine) {
+  return "10." + std::to_string(spine + 1) + ".0." + std::to_string(host + 1);
+}
+
+std::string host_interface(int spine) {
+  return "eth" + std::to_string(spine);
+}
+
+std::string switch_port(int host) {
+  return "h" + std::to_string(host);
+}
+
+}  // namespace dlcp::testbed

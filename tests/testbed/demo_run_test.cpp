@@ -1,0 +1,86 @@
+// A short `dlcp demo` through the command line: on the testbed as root, and on the loopback
+// fallback; both must finish, report every system and write their files.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "testbed.hpp"
+
+namespace dlcp::tools {
+namespace {
+
+nlohmann::json last_json_line(const std::string& output) {
+  const auto end = output.find_last_not_of('\n');
+  const auto start = output.rfind('\n', end);
+  return nlohmann::json::parse(output.substr(start == std::string::npos ? 0 : start + 1));
+}
+
+std::vector<std::string> system_names(const nlohmann::json& network) {
+  std::vector<std::string> names;
+  for (const auto& s : network["systems"]) names.push_back(s["system"]);
+  return names;
+}
+
+TEST(DemoRun, ShortRunOnTheTestbed) {
+  try {
+    testbed::check_testbed_available();
+  } catch (const testbed::TestbedUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const auto dir = std::filesystem::temp_directory_path() / "dlcp-demo-test";
+  std::filesystem::remove_all(dir);
+  testbed::SystemCommands runner;
+  const auto result = runner.run({DLCP_CLI_PATH, "demo", "--iters", "3", "--warmup", "1", "--hosts",
+                                  "2", "--prefix", "dlcpd", "--out", dir.string(), "--json"});
+  ASSERT_EQ(result.status, 0) << result.output;
+  const auto summary = last_json_line(result.output);
+  EXPECT_EQ(summary["network"], "testbed");
+  EXPECT_EQ(
+      system_names(summary),
+      (std::vector<std::string>{"gloo", "dlcp-ps", "dlcp-ring",
+                                summary["best_dlcp"].get<std::string>() + " no-spray",
+                                summary["best_dlcp"].get<std::string>() + " no-priority",
+                                summary["best_dlcp"].get<std::string>() + " no-loss-tolerance"}));
+  for (const auto& s : summary["systems"]) {
+    EXPECT_GT(s["iter_p50_ms"].get<double>(), 0);
+    EXPECT_LE(s["iter_p50_ms"].get<double>(), s["iter_p99_ms"].get<double>());
+    // Reliable runs are exact; bounded-loss runs stay within their budget.
+    EXPECT_GE(s["delivered_fraction"].get<double>(), 1 - s["loss_budget"].get<double>() - 1e-9)
+        << s["system"];
+    if (s["loss_budget"].get<double>() == 0) {
+      EXPECT_EQ(s["inexact_fraction"].get<double>(), 0) << s["system"];
+    }
+    // The gray spine dropped about 1% of what crossed it (counted per run, not assumed).
+    EXPECT_GT(s["switch"]["gray_drop_rate"].get<double>(), 0.002) << s["system"];
+    EXPECT_LT(s["switch"]["gray_drop_rate"].get<double>(), 0.03) << s["system"];
+  }
+  EXPECT_GT(summary["speedup_p50"].get<double>(), 0);
+  EXPECT_EQ(system_names(summary["clean"]),
+            (std::vector<std::string>{"gloo", "dlcp-ps", "dlcp-ring"}));
+  EXPECT_TRUE(std::filesystem::exists(dir / "demo.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "demo.png"));
+  // Nothing of the testbed is left.
+  EXPECT_EQ(runner.run({"ip", "netns", "list"}).output.find("dlcpd-"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DemoRun, LoopbackFallbackSaysSo) {
+  const auto dir = std::filesystem::temp_directory_path() / "dlcp-demo-loopback-test";
+  testbed::SystemCommands runner;
+  const auto result =
+      runner.run({DLCP_CLI_PATH, "demo", "--loopback", "--iters", "3", "--warmup", "1", "--hosts",
+                  "2", "--no-ablations", "--out", dir.string(), "--json"});
+  ASSERT_EQ(result.status, 0) << result.output;
+  EXPECT_NE(result.output.find("Falling back to loopback"), std::string::npos);
+  const auto summary = last_json_line(result.output);
+  EXPECT_EQ(summary["network"], "loopback");
+  EXPECT_EQ(system_names(summary),
+            (std::vector<std::string>{"gloo", "mpi", "dlcp-ps", "dlcp-ring"}));
+  EXPECT_FALSE(summary.contains("clean"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dlcp::tools

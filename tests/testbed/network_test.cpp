@@ -1,0 +1,245 @@
+// The real testbed, as root: it comes up and goes down without leftovers, refuses what it does not
+// own, cleans up after a killed owner, and its queues, precedence and gray failure act on real
+// traffic as configured. Skipped (with the reason) where the testbed cannot be built.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "background.hpp"
+#include "switch_counters.hpp"
+#include "testbed.hpp"
+#include "topology.hpp"
+
+namespace dlcp::testbed {
+namespace {
+
+// Sends `count` UDP datagrams of 1000 bytes from inside a namespace, paced at about 20k/s
+// (no connection that the loss could break, unlike iperf3's control channel).
+void send_udp_from(const std::string& ns, const std::string& destination, int count) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int ns_fd = ::open(("/run/netns/" + ns).c_str(), O_RDONLY);
+    if (ns_fd < 0 || ::setns(ns_fd, CLONE_NEWNET) != 0) _exit(2);
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(9);
+    ::inet_pton(AF_INET, destination.c_str(), &to.sin_addr);
+    char payload[1000] = {};
+    for (int i = 0; i < count; ++i) {
+      ::sendto(fd, payload, sizeof payload, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+      if (i % 20 == 0) ::usleep(1000);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+class Network : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    try {
+      check_testbed_available();
+    } catch (const TestbedUnavailable& e) {
+      GTEST_SKIP() << e.what();
+    }
+    if (find_program("iperf3").empty()) GTEST_SKIP() << "iperf3 is not installed";
+    options_.prefix = "dlcpt";
+    options_.hosts = 3;
+    options_.gray.spine = -1;
+    remove_leftovers(runner_, options_.prefix);
+  }
+  void TearDown() override {
+    if (!IsSkipped()) remove_leftovers(runner_, options_.prefix);
+  }
+
+  std::vector<std::string> namespaces() {
+    std::vector<std::string> ours;
+    std::istringstream list(run_checked(runner_, {"ip", "netns", "list"}));
+    std::string line;
+    while (std::getline(list, line)) {
+      if (line.rfind(options_.prefix + "-", 0) == 0) ours.push_back(line.substr(0, line.find(' ')));
+    }
+    return ours;
+  }
+
+  // A paced UDP flow from `from` to an address, with the given TOS byte, for `seconds`.
+  void udp(int from, const std::string& to, int port, int mbit, int tos, double seconds) {
+    run_checked(runner_, {"ip", "netns", "exec", host_namespace(options_, from), "iperf3", "-c", to,
+                          "-p", std::to_string(port), "-u", "-b", std::to_string(mbit) + "M", "-l",
+                          "8000", "-S", std::to_string(tos), "-t", std::to_string(seconds)});
+  }
+  void server(int host, int port) {
+    run_checked(runner_, {"ip", "netns", "exec", host_namespace(options_, host), "iperf3", "-s",
+                          "-D", "-p", std::to_string(port)});
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  const QueueStats& queue(const std::vector<QueueStats>& stats, const std::string& classid) {
+    for (const auto& q : stats) {
+      if (q.classid == classid) return q;
+    }
+    throw std::runtime_error("no queue " + classid);
+  }
+
+  SystemCommands runner_;
+  TestbedOptions options_;
+};
+
+TEST_F(Network, ComesUpAndGoesDownWithoutLeftovers) {
+  {
+    Testbed testbed(runner_, options_);
+    EXPECT_EQ(namespaces().size(), 5u);
+    EXPECT_TRUE(std::filesystem::exists(state_file(options_.prefix)));
+    // Host addresses reach each other over the fabric (TCP through ECMP).
+    server(1, 5999);
+    const auto out =
+        run_checked(runner_, {"ip", "netns", "exec", host_namespace(options_, 0), "iperf3", "-c",
+                              host_address(1), "-p", "5999", "-n", "1M"});
+    EXPECT_NE(out.find("receiver"), std::string::npos);
+  }
+  EXPECT_TRUE(namespaces().empty());
+  EXPECT_FALSE(std::filesystem::exists(state_file(options_.prefix)));
+}
+
+TEST_F(Network, RefusesNamespacesItDidNotCreate) {
+  run_checked(runner_, {"ip", "netns", "add", host_namespace(options_, 1)});
+  try {
+    Testbed testbed(runner_, options_);
+    FAIL() << "built over a foreign namespace";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not created by dlcp"), std::string::npos) << e.what();
+  }
+  // The foreign namespace is untouched, and nothing else was created.
+  EXPECT_EQ(namespaces(), std::vector<std::string>{host_namespace(options_, 1)});
+  run_checked(runner_, {"ip", "netns", "del", host_namespace(options_, 1)});
+}
+
+TEST_F(Network, GuardRemovesEverythingWhenTheOwnerIsKilled) {
+  const pid_t owner = ::fork();
+  ASSERT_GE(owner, 0);
+  if (owner == 0) {
+    SystemCommands runner;
+    Testbed testbed(runner, options_);
+    ::pause();
+    _exit(0);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (namespaces().size() < 5 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(namespaces().size(), 5u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let it finish building
+  ::kill(owner, SIGKILL);
+  ::waitpid(owner, nullptr, 0);
+  while ((!namespaces().empty() || std::filesystem::exists(state_file(options_.prefix))) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(namespaces().empty());
+  EXPECT_FALSE(std::filesystem::exists(state_file(options_.prefix)));
+}
+
+TEST_F(Network, StrictPriorityAtTheSwitchEgress) {
+  Testbed testbed(runner_, options_);
+  server(2, 6001);
+  server(2, 6002);
+  // 300 + 300 Mbit/s into host 2's 400 Mbit/s port on spine 0: class 0 (TOS 0xe8, DSCP 58)
+  // against best effort (TOS 0).
+  std::thread urgent([&] { udp(0, spine_address(2, 0), 6001, 300, 0xe8, 3); });
+  udp(1, spine_address(2, 0), 6002, 300, 0, 3);
+  urgent.join();
+  const auto stats = testbed.port_stats(0, 2);
+  const QueueStats& high = queue(stats, "1:10");
+  const QueueStats& low = queue(stats, "1:80");
+  ASSERT_GT(high.packets + high.drops, 10000u);
+  const double high_loss =
+      static_cast<double>(high.drops) / static_cast<double>(high.packets + high.drops);
+  const double low_loss =
+      static_cast<double>(low.drops) / static_cast<double>(low.packets + low.drops);
+  EXPECT_LT(high_loss, 0.05) << high.drops << " of " << high.packets + high.drops;
+  EXPECT_GT(low_loss, 0.4) << low.drops << " of " << low.packets + low.drops;
+  EXPECT_GT(high.bytes, 2 * low.bytes);
+}
+
+TEST_F(Network, DropEligiblePacketsGoFirst) {
+  Testbed testbed(runner_, options_);
+  server(2, 6001);
+  server(2, 6002);
+  // Same class (3), protected (DSCP 34, TOS 0x88) and drop-eligible (DSCP 38, TOS 0x98),
+  // overloading the port together.
+  std::thread eligible([&] { udp(0, spine_address(2, 0), 6001, 300, 0x98, 3); });
+  udp(1, spine_address(2, 0), 6002, 300, 0x88, 3);
+  eligible.join();
+  const auto stats = testbed.port_stats(0, 2);
+  const QueueStats& kept = queue(stats, "1:40");
+  const QueueStats& dropped_first = queue(stats, "1:41");
+  ASSERT_GT(kept.packets, 1000u);
+  ASSERT_GT(dropped_first.packets + dropped_first.drops, 1000u);
+  const double kept_loss =
+      static_cast<double>(kept.drops) / static_cast<double>(kept.packets + kept.drops);
+  const double eligible_loss = static_cast<double>(dropped_first.drops) /
+                               static_cast<double>(dropped_first.packets + dropped_first.drops);
+  EXPECT_GT(eligible_loss, kept_loss + 0.1)
+      << "protected " << kept_loss << ", eligible " << eligible_loss;
+}
+
+TEST_F(Network, GrayFailureLosesTheConfiguredShareOnItsSpineOnly) {
+  options_.gray.spine = 1;
+  options_.gray.loss_rate = 0.05;
+  Testbed testbed(runner_, options_);
+  send_udp_from(host_namespace(options_, 0), spine_address(1, 1), 20000);  // crosses spine 1
+  send_udp_from(host_namespace(options_, 0), spine_address(1, 0), 5000);   // crosses spine 0
+  const ClassLoss loss = testbed.gray_loss();
+  const double seen = static_cast<double>(loss.seen[7]);
+  ASSERT_GT(seen, 2000);
+  EXPECT_NEAR(static_cast<double>(loss.dropped[7]) / seen, 0.05, 0.015);
+  // Spine 0's traffic never met the failure: its port towards host 1 lost nothing.
+  std::uint64_t spine0_drops = 0;
+  for (const auto& q : testbed.port_stats(0, 1)) spine0_drops += q.drops;
+  EXPECT_EQ(spine0_drops, 0u);
+}
+
+TEST_F(Network, TcpFlowsSpreadOverBothSpines) {
+  Testbed testbed(runner_, options_);
+  server(1, 6001);
+  run_checked(runner_, {"ip", "netns", "exec", host_namespace(options_, 0), "iperf3", "-c",
+                        host_address(1), "-p", "6001", "-P", "16", "-n", "16M"});
+  std::uint64_t per_spine[2] = {0, 0};
+  for (int s = 0; s < 2; ++s) {
+    for (const auto& q : testbed.port_stats(s, 1)) per_spine[s] += q.bytes;
+  }
+  // 16 flows hashed over 2 spines: all on one has probability 2^-15.
+  EXPECT_GT(per_spine[0], 1'000'000u);
+  EXPECT_GT(per_spine[1], 1'000'000u);
+}
+
+TEST_F(Network, BackgroundTrafficStartsAndStops) {
+  Testbed testbed(runner_, options_);
+  const auto before = read_switch_counters(testbed);
+  {
+    BackgroundTraffic load(options_, BackgroundOptions{});
+    EXPECT_EQ(load.flows().size(), 4u);  // one TCP flood per host + one UDP flood
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+  const auto moved = read_switch_counters(testbed) - before;
+  std::uint64_t best_effort = moved.sent[7];
+  EXPECT_GT(best_effort, 5000u);
+  EXPECT_TRUE(run_checked(runner_, {"ip", "netns", "pids", host_namespace(options_, 0)}).empty());
+}
+
+}  // namespace
+}  // namespace dlcp::testbed

@@ -1,0 +1,201 @@
+// `dlcp bench train`: the launcher. Places one rank per testbed host (or all on loopback), waits
+// for them, and turns their reports into one summary.
+#include "bench_train.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "baseline_mpi.hpp"
+#include "child_processes.hpp"
+#include "command.hpp"
+#include "common/summary.hpp"
+#include "dlcp/error.hpp"
+#include "dlcp/store.hpp"
+#include "topology.hpp"
+
+namespace dlcp::tools {
+namespace {
+
+std::string fmt(double value, int digits = 6) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(digits);
+  out << value;
+  return out.str();
+}
+
+void check_options(const TrainBenchOptions& o, const testbed::TestbedOptions* network) {
+  const auto invalid = [](const std::string& what) {
+    throw Error(ErrorCode::kInvalidArgument, -1, what);
+  };
+  if (!is_dlcp_system(o.system) && o.system != "gloo" && o.system != "mpi") {
+    invalid("--system must be dlcp-ps, dlcp-ring, dlcp-tar, gloo or mpi, got '" + o.system + "'");
+  }
+  if (o.ranks < 2 || o.ranks > 64) invalid("--ranks must be 2..64");
+  if (!is_dlcp_system(o.system) &&
+      (o.no_spray || o.no_priority || o.no_loss_tolerance || o.drop > 0)) {
+    invalid("--no-spray, --no-priority, --no-loss-tolerance and --drop apply to dlcp systems only");
+  }
+  if (network != nullptr && o.drop > 0) {
+    invalid(
+        "--drop injects loss inside dlcp on loopback; on the testbed the switches lose packets");
+  }
+  if (network != nullptr && o.system == "mpi") {
+    invalid(
+        "the MPI baseline runs on loopback only: mpirun cannot place ranks in the testbed's "
+        "network namespaces");
+  }
+  o.plan.validate();
+}
+
+struct Placement {
+  std::string ns;  // empty on loopback
+  std::string bind_host = "127.0.0.1";
+  std::string spine_addresses;
+};
+
+Placement place(const testbed::TestbedOptions* network, int process) {
+  Placement p;
+  if (network == nullptr) return p;
+  const int host = process % network->hosts;
+  p.ns = testbed::host_namespace(*network, host);
+  p.bind_host = testbed::host_address(host);
+  for (int s = 0; s < network->spines; ++s) {
+    p.spine_addresses += (s ? "," : "") + testbed::spine_address(host, s);
+  }
+  return p;
+}
+
+nlohmann::json summarize(const TrainBenchOptions& o, const std::vector<nlohmann::json>& reports) {
+  const std::size_t iters = reports.front()["seconds"].size();
+  std::vector<double> times(iters, 0.0);
+  double delivered = 0;
+  double checked = 0;
+  double wrong = 0;
+  for (const auto& report : reports) {
+    for (std::size_t i = 0; i < iters; ++i) {
+      times[i] = std::max(times[i], report["seconds"][i].get<double>());
+      delivered += report["delivered"][i].get<double>();
+    }
+    checked += report["checked"].get<double>();
+    wrong += report["wrong"].get<double>();
+  }
+  nlohmann::json s;
+  s["system"] = o.label();
+  s["model"] = o.model;
+  s["ranks"] = o.ranks;
+  s["iterations"] = iters;
+  s["iter_p50_ms"] = percentile(times, 0.5) * 1e3;
+  s["iter_p99_ms"] = percentile(times, 0.99) * 1e3;
+  double total = 0;
+  for (const double t : times) total += t;
+  s["iter_mean_ms"] = total / static_cast<double>(iters) * 1e3;
+  s["compute_ms"] = reports.front()["compute_seconds"].get<double>() * 1e3;
+  s["gradient_mib"] = reports.front()["floats"].get<double>() * 4 / (1 << 20);
+  s["buckets"] = reports.front()["buckets"];
+  s["delivered_fraction"] = delivered / static_cast<double>(iters * reports.size());
+  s["inexact_fraction"] = checked > 0 ? wrong / checked : 0.0;
+  s["loss_budget"] = is_dlcp_system(o.system) && !o.no_loss_tolerance ? o.loss_budget : 0.0;
+  s["iteration_ms"] = nlohmann::json::array();
+  for (const double t : times) s["iteration_ms"].push_back(t * 1e3);
+  return s;
+}
+
+}  // namespace
+
+bool is_dlcp_system(const std::string& system) {
+  return system == "dlcp-ps" || system == "dlcp-ring" || system == "dlcp-tar";
+}
+
+std::string TrainBenchOptions::label() const {
+  std::string text = system;
+  if (no_spray) text += " no-spray";
+  if (no_priority) text += " no-priority";
+  if (no_loss_tolerance) text += " no-loss-tolerance";
+  return text;
+}
+
+std::vector<std::string> train_bench_flags(const TrainBenchOptions& o) {
+  std::vector<std::string> flags = {"--system",         o.system,
+                                    "--model",          o.model,
+                                    "--ranks",          std::to_string(o.ranks),
+                                    "--servers",        std::to_string(o.servers),
+                                    "--iters",          std::to_string(o.iters),
+                                    "--warmup",         std::to_string(o.warmup),
+                                    "--gradient-scale", fmt(o.plan.gradient_scale, 9),
+                                    "--compute-ms",     fmt(o.plan.compute_ms),
+                                    "--bucket-mib",     fmt(o.plan.bucket_mib),
+                                    "--loss-budget",    fmt(o.loss_budget),
+                                    "--drop",           fmt(o.drop),
+                                    "--concurrent",     std::to_string(o.concurrent),
+                                    "--deadline-ms",    std::to_string(o.deadline_ms)};
+  if (o.no_spray) flags.push_back("--no-spray");
+  if (o.no_priority) flags.push_back("--no-priority");
+  if (o.no_loss_tolerance) flags.push_back("--no-loss-tolerance");
+  return flags;
+}
+
+nlohmann::json run_train_bench(const TrainBenchOptions& o, const testbed::TestbedOptions* network) {
+  check_options(o, network);
+  const auto store_dir = std::filesystem::temp_directory_path() /
+                         ("dlcp-train-" + std::to_string(::getpid()) + "-" + o.system);
+  std::filesystem::remove_all(store_dir);
+  std::filesystem::create_directories(store_dir);
+  const int servers = o.system == "dlcp-ps" ? (o.servers > 0 ? o.servers : o.ranks) : 0;
+  if (o.verbose) {
+    std::cerr << "bench train: " << o.label() << ", " << o.model << ", " << o.ranks << " workers"
+              << (servers ? " + " + std::to_string(servers) + " servers" : "") << " on "
+              << (network ? std::to_string(network->hosts) + " testbed hosts" : "loopback")
+              << std::endl;
+  }
+  ChildProcesses children;
+  std::vector<std::string> rank_argv = {self_executable(), "bench", "train-rank"};
+  for (auto& flag : train_bench_flags(o)) rank_argv.push_back(flag);
+  if (o.system == "mpi") {
+    auto argv = mpirun_command(o.ranks, {"DLCP_TRAIN_STORE"});
+    argv.insert(argv.end(), rank_argv.begin(), rank_argv.end());
+    children.start(argv, {{"DLCP_TRAIN_STORE", store_dir.string()}}, "mpirun");
+  } else {
+    for (int process = 0; process < o.ranks + servers; ++process) {
+      const Placement p = place(network, process);
+      std::vector<std::string> argv = rank_argv;
+      if (!p.ns.empty()) {
+        argv.insert(argv.begin(), {testbed::find_program("ip"), "netns", "exec", p.ns});
+      }
+      children.start(argv,
+                     {{"DLCP_TRAIN_STORE", store_dir.string()},
+                      {"DLCP_TRAIN_RANK", std::to_string(process)},
+                      {"DLCP_TRAIN_BIND_HOST", p.bind_host},
+                      {"DLCP_TRAIN_SPINE_ADDRESSES", p.spine_addresses}},
+                     (process < o.ranks ? "rank " : "server rank ") + std::to_string(process));
+    }
+  }
+  const std::string failure = children.wait_all(std::chrono::seconds(o.timeout_s));
+  if (!failure.empty()) {
+    std::filesystem::remove_all(store_dir);
+    throw Error(ErrorCode::kAborted, -1, "bench train (" + o.label() + "): " + failure);
+  }
+  std::vector<nlohmann::json> reports;
+  {
+    FileStore results(store_dir.string());
+    for (int rank = 0; rank < o.ranks; ++rank) {
+      reports.push_back(nlohmann::json::parse(results.get("train/result/" + std::to_string(rank))));
+    }
+  }
+  std::filesystem::remove_all(store_dir);
+  auto summary = summarize(o, reports);
+  if (o.verbose) {
+    std::cerr << "  " << o.label() << ": iteration p50 "
+              << fmt(summary["iter_p50_ms"].get<double>(), 1) << " ms, p99 "
+              << fmt(summary["iter_p99_ms"].get<double>(), 1) << " ms (compute "
+              << fmt(summary["compute_ms"].get<double>(), 1) << " ms), delivered "
+              << fmt(summary["delivered_fraction"].get<double>() * 100, 3) << "%" << std::endl;
+  }
+  return summary;
+}
+
+}  // namespace dlcp::tools

@@ -1,0 +1,50 @@
+// `dlcp bench train`: emulated data-parallel training iterations of a real model's gradient
+// profile, over one communication system, with ranks as local processes on loopback or one per
+// host of the testbed. The launcher gathers every rank's iteration times through a file store.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "testbed_options.hpp"
+#include "workload/iteration_plan.hpp"
+
+namespace dlcp::tools {
+
+struct TrainBenchOptions {
+  std::string system = "dlcp-ps";  // dlcp-ps | dlcp-ring | dlcp-tar | gloo | mpi
+  std::string model = "resnet50";
+  int ranks = 4;
+  int servers = 0;  // dlcp-ps: parameter servers, co-located one per host; 0 = one per worker
+  int iters = 30;
+  int warmup = 3;
+  workload::PlanOptions plan;
+  double loss_budget = 0.05;  // dlcp only
+  // Ablations: each turns one of dlcp's mechanisms off.
+  bool no_spray = false;           // one path per peer, hashed by ECMP like a TCP flow
+  bool no_priority = false;        // every bucket in the least urgent class, beside best effort
+  bool no_loss_tolerance = false;  // loss budget 0: every packet must arrive
+  double drop = 0;                 // injected receive-path loss (loopback only, dlcp only)
+  int concurrent = 4;
+  int deadline_ms = 30000;
+  int timeout_s = 300;
+  bool verbose = true;
+
+  // Label used in tables and JSON: the system plus its ablation.
+  std::string label() const;
+};
+
+// The testbed the ranks run in, or nullptr for loopback.
+nlohmann::json run_train_bench(const TrainBenchOptions& options,
+                               const testbed::TestbedOptions* network);
+
+// Hidden per-rank entry point (`dlcp bench train-rank`).
+int run_train_bench_rank(const TrainBenchOptions& options, int* argc, char*** argv);
+
+std::vector<std::string> train_bench_flags(const TrainBenchOptions& options);
+
+bool is_dlcp_system(const std::string& system);
+
+}  // namespace dlcp::tools

@@ -1,0 +1,34 @@
+// The demo's results: speed-ups, the mechanism ablation, the table, the JSON file and the plot.
+// Pure functions of the per-system summaries of `dlcp bench train`, so they are unit-tested.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace dlcp::tools {
+
+std::string format_ms(double ms);
+std::string format_percent(double fraction);
+
+// The fastest (lowest iteration p50) of the full dlcp configurations in `results`.
+std::string best_dlcp_system(const nlohmann::json& results);
+
+// Builds the summary from the congested-network results (baselines, dlcp, ablations) and the
+// clean-network results (may be empty):
+//   systems: per system iter_p50_ms, iter_p99_ms, delivered_fraction, speedup_p50/p99 (the best
+//            baseline's time divided by the system's)
+//   best_baseline_p50/p99 (names), best_dlcp, speedup_p50, speedup_p99 (best dlcp over the best
+//   baseline at each percentile), ablation: per mechanism, the slowdown when it is switched off
+//   (p50 and p99 of the ablated run divided by the full run's), clean: the same for the clean
+//   network with clean_speedup_p50.
+nlohmann::json make_demo_summary(const nlohmann::json& congested, const nlohmann::json& clean);
+
+void print_demo_table(std::ostream& out, const nlohmann::json& summary);
+
+// Writes <dir>/demo.json and <dir>/demo.png (through the plot script; a missing matplotlib is
+// reported, not fatal).
+void write_demo_outputs(const nlohmann::json& summary, const std::string& dir);
+
+}  // namespace dlcp::tools

@@ -1,0 +1,132 @@
+#include "testbed_cli.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "switch/switch_plan.hpp"
+#include "testbed.hpp"
+#include "topology.hpp"
+
+namespace dlcp::tools {
+
+namespace {
+
+struct SwitchConfigArgs {
+  std::string format = "linux-tc";
+  std::string device = "h0";
+  std::vector<std::string> ports = {"Ethernet0"};
+  testbed::TestbedOptions network;
+};
+
+struct PortFlags {
+  double rate_mbit = 400;
+  double buffer_kib = 256;
+  double drop_eligible_kib = 48;
+};
+
+}  // namespace
+
+void add_testbed_options(CLI::App* command, testbed::TestbedOptions& o) {
+  command->add_option("--hosts", o.hosts, "Hosts (namespaces), each linked to every spine")
+      ->check(CLI::Range(2, 16));
+  command->add_option("--spines", o.spines, "Spine switches (Linux bridges)")
+      ->check(CLI::Range(1, 4));
+  command->add_option("--mtu", o.port.mtu, "MTU of every link")->check(CLI::Range(576, 65535));
+  command
+      ->add_option_function<double>(
+          "--rate-mbit", [&o](double v) { o.port.rate_bps = v * 1e6; },
+          "Emulated link rate in Mbit/s (default 400)")
+      ->check(CLI::Range(0.1, 1e6));
+  command
+      ->add_option_function<double>(
+          "--buffer-kib",
+          [&o](double v) { o.port.buffer_bytes = static_cast<std::size_t>(v * 1024); },
+          "Per-queue switch buffer in KiB (default 256)")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option_function<double>(
+          "--drop-eligible-kib",
+          [&o](double v) { o.port.drop_eligible_bytes = static_cast<std::size_t>(v * 1024); },
+          "Buffer of the drop-eligible queues in KiB (default 48)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--gray-spine", o.gray.spine, "Spine with the gray failure (-1 = none)")
+      ->check(CLI::Range(-1, 3));
+  command->add_option("--gray-loss", o.gray.loss_rate, "Gray failure loss rate")
+      ->check(CLI::Range(0.0, 0.5));
+  command
+      ->add_option("--gray-burst-ms", o.gray.burst_ms,
+                   "Mean loss burst in ms (0 = independent drops)")
+      ->check(CLI::Range(0.0, 10000.0));
+  command->add_option("--prefix", o.prefix, "Namespace name prefix");
+}
+
+std::function<int()> add_testbed_commands(CLI::App& app) {
+  auto args = std::make_shared<SwitchConfigArgs>();
+  auto* config = app.add_subcommand(
+      "switch-config",
+      "Print the switch configuration that makes the policy's priority classes and drop "
+      "precedence take effect (linux-tc is exactly what the testbed applies)");
+  config->add_option("--format", args->format, "Output format")
+      ->check(CLI::IsMember({"linux-tc", "sonic"}));
+  config->add_option("--device", args->device, "Egress device (linux-tc)");
+  config->add_option("--ports", args->ports, "Switch ports (sonic)")->delimiter(',');
+  add_testbed_options(config, args->network);
+
+  auto network = std::make_shared<testbed::TestbedOptions>();
+  auto* bed = app.add_subcommand("testbed", "The emulated switch network (needs root)");
+  bed->require_subcommand(1);
+  auto* up = bed->add_subcommand("up", "Build it and leave it up (until `dlcp testbed down`)");
+  add_testbed_options(up, *network);
+  auto* down = bed->add_subcommand("down", "Remove everything the testbed created");
+  down->add_option("--prefix", network->prefix, "Namespace name prefix");
+  auto* status = bed->add_subcommand("status", "Show what the testbed has created");
+  status->add_option("--prefix", network->prefix, "Namespace name prefix");
+
+  return [=]() -> int {
+    if (config->parsed()) {
+      args->network.validate();
+      const auto plan = switchconf::make_switch_plan(DscpTable::defaults(), args->network.port);
+      if (args->format == "sonic") {
+        std::cout << switchconf::sonic_qos_json(plan, DscpTable::defaults(), args->ports) << "\n";
+      } else {
+        for (const auto& line : switchconf::linux_tc_commands(plan, args->device)) {
+          std::cout << "tc " << line << "\n";
+        }
+      }
+      return 0;
+    }
+    testbed::SystemCommands runner;
+    if (up->parsed()) {
+      testbed::Testbed built(runner, *network, testbed::Persistence::kUntilRemoved);
+      std::cout << "testbed up: " << network->hosts << " hosts, " << network->spines
+                << " spines at " << network->port.rate_bps / 1e6 << " Mbit/s, MTU "
+                << network->port.mtu << "; run commands in a host with `ip netns exec "
+                << testbed::host_namespace(*network, 0) << " ...`; remove with `dlcp testbed down"
+                << (network->prefix == "dlcp" ? "" : " --prefix " + network->prefix) << "`\n";
+      return 0;
+    }
+    if (down->parsed()) {
+      testbed::check_testbed_available();
+      const auto removed = testbed::remove_leftovers(runner, network->prefix);
+      std::cout << (removed.empty() ? "nothing to remove" : "removed") << "";
+      for (const auto& name : removed) std::cout << " " << name;
+      std::cout << "\n";
+      return 0;
+    }
+    if (status->parsed()) {
+      const std::string path = testbed::state_file(network->prefix);
+      std::ifstream in(path);
+      if (!in) {
+        std::cout << "no testbed '" << network->prefix << "' is up\n";
+        return 0;
+      }
+      std::cout << in.rdbuf();
+      return 0;
+    }
+    return -1;
+  };
+}
+
+}  // namespace dlcp::tools
