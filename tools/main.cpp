@@ -97,12 +97,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000));
   demo_command->add_option("--loss-budget", demo.loss_budget, "dlcp's loss budget per bucket")
       ->check(CLI::Range(0.0, 0.5));
-  demo_command->add_option("--gradient-scale", demo.plan.gradient_scale, "Gradient size factor")
-      ->check(CLI::Range(1e-6, 1.0));
-  demo_command->add_option("--compute-ms", demo.plan.compute_ms, "Compute per iteration")
-      ->check(CLI::Range(0.0, 1e6));
-  demo_command->add_option("--bucket-mib", demo.plan.bucket_mib, "Bucket cap (after scaling)")
-      ->check(CLI::Range(1e-3, 4096.0));
+  dlcp::tools::add_plan_options(demo_command, demo.plan);
   dlcp::tools::add_testbed_options(demo_command, demo.network);
   demo_command
       ->add_option("--tcp-load", demo.background.tcp_share,

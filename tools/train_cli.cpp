@@ -11,6 +11,15 @@
 
 namespace dlcp::tools {
 
+void add_plan_options(CLI::App* command, workload::PlanOptions& plan) {
+  command->add_option("--gradient-scale", plan.gradient_scale, "Gradient size factor")
+      ->check(CLI::Range(1e-6, 1.0));
+  command->add_option("--compute-ms", plan.compute_ms, "Forward+backward compute per iteration")
+      ->check(CLI::Range(0.0, 1e6));
+  command->add_option("--bucket-mib", plan.bucket_mib, "Gradient bucket cap (after scaling)")
+      ->check(CLI::Range(1e-3, 4096.0));
+}
+
 namespace {
 
 void add_train_options(CLI::App* command, TrainBenchOptions& o) {
@@ -22,12 +31,7 @@ void add_train_options(CLI::App* command, TrainBenchOptions& o) {
       ->check(CLI::Range(0, 64));
   command->add_option("--iters", o.iters, "Timed iterations")->check(CLI::Range(1, 100000));
   command->add_option("--warmup", o.warmup, "Untimed iterations first")->check(CLI::Range(0, 1000));
-  command->add_option("--gradient-scale", o.plan.gradient_scale, "Gradient size factor")
-      ->check(CLI::Range(1e-6, 1.0));
-  command->add_option("--compute-ms", o.plan.compute_ms, "Forward+backward compute per iteration")
-      ->check(CLI::Range(0.0, 1e6));
-  command->add_option("--bucket-mib", o.plan.bucket_mib, "Gradient bucket cap (after scaling)")
-      ->check(CLI::Range(1e-3, 4096.0));
+  add_plan_options(command, o.plan);
   command->add_option("--loss-budget", o.loss_budget, "dlcp's loss budget per bucket")
       ->check(CLI::Range(0.0, 0.5));
   command->add_flag("--no-spray", o.no_spray, "Ablation: one ECMP-hashed path per peer");

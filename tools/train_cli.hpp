@@ -4,7 +4,12 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
+#include "workload/iteration_plan.hpp"
+
 namespace dlcp::tools {
+
+// --gradient-scale, --compute-ms, --bucket-mib: the emulated iteration (train and demo).
+void add_plan_options(CLI::App* command, workload::PlanOptions& plan);
 
 // Registers the commands under `bench`; the returned function runs whichever was parsed and
 // returns its exit status, or -1 when neither was.
