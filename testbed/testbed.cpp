@@ -203,7 +203,16 @@ void Testbed::build_host(int host) {
   const std::string ns = host_namespace(options_, host);
   const std::string mtu = std::to_string(options_.port.mtu);
   run({"ip", "-n", ns, "link", "set", "lo", "up"});
-  run({"ip", "-n", ns, "addr", "add", host_address(host) + "/32", "dev", "lo"});
+  // The host address is a /24 without a prefix route, so that tools which pick interfaces by
+  // subnet (Open MPI's if_include) find it, while the /32 multipath routes below carry traffic to
+  // other hosts over the fabric. It sits on one end of a veth pair inside the host (this kernel
+  // has no dummy interfaces).
+  run({"ip", "-n", ns, "link", "add", kHostInterface, "type", "veth", "peer", "name",
+       std::string(kHostInterface) + "-peer"});
+  run({"ip", "-n", ns, "addr", "add", host_address(host) + "/24", "dev", kHostInterface,
+       "noprefixroute"});
+  run({"ip", "-n", ns, "link", "set", std::string(kHostInterface) + "-peer", "up"});
+  run({"ip", "-n", ns, "link", "set", kHostInterface, "up"});
   // Layer-4 hashing spreads TCP flows over the spines; replies may return on the other spine, so
   // reverse-path filtering must not drop them.
   run({"ip", "netns", "exec", ns, "/bin/sh", "-c",

@@ -74,17 +74,19 @@ bool MpiSession::launched_by_mpirun() {
   return false;
 }
 
-std::vector<std::string> mpi_tcp_only_arguments() {
+std::vector<std::string> mpi_tcp_only_arguments(const std::string& interfaces) {
   return {// Point-to-point through ob1 (not ucx/cm), whose only transports are tcp and self (to
           // itself); vader, Open MPI's shared-memory btl, is thereby excluded.
           "--mca", "pml", "ob1", "--mca", "btl", "tcp,self",
-          // Loopback only, for data and for the runtime's own out-of-band channel.
-          "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo",
+          // Only these interfaces (loopback by default), for data and for the runtime's own
+          // out-of-band channel.
+          "--mca", "btl_tcp_if_include", interfaces, "--mca", "oob_tcp_if_include", interfaces,
           // Collectives that would use shared memory directly, whatever the btl.
           "--mca", "coll", "^sm,han"};
 }
 
-std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string>& pass_env) {
+std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string>& pass_env,
+                                        const MpiHosts* hosts) {
   if (ranks < 1) {
     throw Error(ErrorCode::kInvalidArgument, -1, "mpirun: " + std::to_string(ranks) + " ranks");
   }
@@ -95,7 +97,19 @@ std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string
                                    "--oversubscribe",
                                    // Pinned ranks on 2 cores would fight over one core each.
                                    "--bind-to", "none"};
-  for (auto& argument : mpi_tcp_only_arguments()) command.push_back(std::move(argument));
+  for (auto& argument : mpi_tcp_only_arguments(hosts ? hosts->interfaces : "lo")) {
+    command.push_back(std::move(argument));
+  }
+  if (hosts != nullptr) {
+    std::string list;
+    for (const auto& address : hosts->addresses) list += (list.empty() ? "" : ",") + address;
+    // Each host's daemon connects straight back to mpirun (no tree routing through others).
+    for (const std::string& argument :
+         {std::string("--host"), list, std::string("--mca"), std::string("plm_rsh_agent"),
+          hosts->rsh_agent, std::string("--mca"), std::string("routed"), std::string("direct")}) {
+      command.push_back(argument);
+    }
+  }
   for (const auto& variable : pass_env) {
     command.push_back("-x");
     command.push_back(variable);

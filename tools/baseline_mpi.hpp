@@ -43,12 +43,20 @@ class MpiSession {
 
 // The MCA settings that keep Open MPI off shared memory (vader/sm), UCX and other fabrics: the ob1
 // point-to-point layer over the tcp btl on loopback, and no shared-memory collectives.
-std::vector<std::string> mpi_tcp_only_arguments();
+std::vector<std::string> mpi_tcp_only_arguments(const std::string& interfaces = "lo");
 
 // The mpirun command prefix that starts `ranks` local processes with Open MPI forced onto TCP
 // (see mpi_tcp_only_arguments), allowed to run as root, oversubscribed when ranks outnumber cores,
 // unbound, and passing the named environment variables through with -x. Append the program and
 // its arguments.
-std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string>& pass_env);
+// Ranks on other hosts: one per address, started there by `rsh_agent` (called as
+// `agent ADDRESS COMMAND`, e.g. a script that enters the testbed host's network namespace).
+struct MpiHosts {
+  std::vector<std::string> addresses;
+  std::string rsh_agent;
+  std::string interfaces;  // btl/oob interfaces or subnets, e.g. "10.0.0.0/24"
+};
+std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string>& pass_env,
+                                        const MpiHosts* hosts = nullptr);
 
 }  // namespace dlcp::tools

@@ -11,6 +11,7 @@
 #include "bench_train.hpp"
 #include "command.hpp"
 #include "demo_report.hpp"
+#include "dlcp/error.hpp"
 #include "switch_counters.hpp"
 #include "testbed.hpp"
 
@@ -44,8 +45,15 @@ nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, doubl
       network.testbed ? read_switch_counters(*network.testbed) : testbed::SwitchCounters{};
   TrainBenchOptions run = t;
   if (!network.testbed && is_dlcp_system(t.system)) run.drop = loopback_drop;
-  nlohmann::json result =
-      run_train_bench(run, network.testbed ? &network.testbed->options() : nullptr);
+  nlohmann::json result;
+  try {
+    result = run_train_bench(run, network.testbed ? &network.testbed->options() : nullptr);
+  } catch (const Error& e) {
+    // A baseline that fails is reported and left out of the comparison; dlcp failing is fatal.
+    if (is_dlcp_system(t.system)) throw;
+    std::cerr << " failed: " << e.what() << std::endl;
+    return {{"system", t.label()}, {"failed", e.what()}};
+  }
   if (network.testbed) {
     result["switch"] = testbed::counters_json(read_switch_counters(*network.testbed) - before);
   }
@@ -54,10 +62,10 @@ nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, doubl
   return result;
 }
 
-std::vector<TrainBenchOptions> congested_runs(const DemoOptions& o, bool loopback) {
+std::vector<TrainBenchOptions> congested_runs(const DemoOptions& o) {
   std::vector<TrainBenchOptions> runs;
   runs.push_back(train_options(o, "gloo"));
-  if (loopback) runs.push_back(train_options(o, "mpi"));
+  runs.push_back(train_options(o, "mpi"));
   runs.push_back(train_options(o, "dlcp-ps"));
   runs.push_back(train_options(o, "dlcp-ring"));
   return runs;
@@ -98,9 +106,9 @@ nlohmann::json run_demo(const DemoOptions& o) {
             << " timed iterations per system; dlcp loss budget " << format_percent(o.loss_budget)
             << ".\n";
 
-  std::vector<TrainBenchOptions> runs = congested_runs(o, loopback);
+  std::vector<TrainBenchOptions> runs = congested_runs(o);
   const int total_congested = static_cast<int>(runs.size()) + (o.ablations ? 3 : 0);
-  const int total = total_congested + (o.clean && !loopback ? 3 : 0);
+  const int total = total_congested + (o.clean && !loopback ? 4 : 0);
   testbed::SystemCommands runner;
   nlohmann::json congested = nlohmann::json::array();
   nlohmann::json clean = nlohmann::json::array();
@@ -129,7 +137,7 @@ nlohmann::json run_demo(const DemoOptions& o) {
     quiet.gray.spine = -1;
     Network network;
     network.testbed = std::make_unique<testbed::Testbed>(runner, quiet);
-    for (const std::string system : {"gloo", "dlcp-ps", "dlcp-ring"}) {
+    for (const std::string system : {"gloo", "mpi", "dlcp-ps", "dlcp-ring"}) {
       clean.push_back(run_one(train_options(o, system), network, 0, ++index, total));
     }
   }

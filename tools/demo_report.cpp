@@ -97,8 +97,18 @@ std::string best_dlcp_system(const nlohmann::json& results) {
   return (*best)["system"].get<std::string>();
 }
 
-nlohmann::json make_demo_summary(const nlohmann::json& congested, const nlohmann::json& clean) {
+nlohmann::json make_demo_summary(const nlohmann::json& all_congested,
+                                 const nlohmann::json& all_clean) {
+  nlohmann::json failed = nlohmann::json::array();
+  const auto completed = [&](const nlohmann::json& results) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (const auto& r : results) (r.contains("failed") ? failed : kept).push_back(r);
+    return kept;
+  };
+  const nlohmann::json congested = completed(all_congested);
+  const nlohmann::json clean = completed(all_clean);
   nlohmann::json summary = network_summary(congested);
+  if (!failed.empty()) summary["failed"] = failed;
   if (!clean.empty()) {
     summary["clean"] = network_summary(clean);
     summary["clean_speedup_p50"] = summary["clean"].value("speedup_p50", 0.0);
@@ -156,6 +166,10 @@ void print_demo_table(std::ostream& out, const nlohmann::json& summary) {
                      ? "Loopback with in-process loss (no switches)"
                      : "Congested network: background load and a gray failure");
   if (summary.contains("clean")) table(summary["clean"], "Clean network");
+  for (const auto& f : summary.value("failed", nlohmann::json::array())) {
+    out << "FAILED, left out of the comparison: " << f["system"].get<std::string>() << ": "
+        << f["failed"].get<std::string>() << "\n";
+  }
 }
 
 void write_demo_outputs(const nlohmann::json& summary, const std::string& dir) {

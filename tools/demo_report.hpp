@@ -22,7 +22,8 @@ std::string best_dlcp_system(const nlohmann::json& results);
 //   best_baseline_p50/p99 (names), best_dlcp, speedup_p50, speedup_p99 (best dlcp over the best
 //   baseline at each percentile), ablation: per mechanism, the slowdown when it is switched off
 //   (p50 and p99 of the ablated run divided by the full run's), clean: the same for the clean
-//   network with clean_speedup_p50.
+//   network with clean_speedup_p50, failed: the runs that failed ({system, failed: why}), left
+//   out of every comparison.
 nlohmann::json make_demo_summary(const nlohmann::json& congested, const nlohmann::json& clean);
 
 void print_demo_table(std::ostream& out, const nlohmann::json& summary);

@@ -51,6 +51,21 @@ TEST(DemoReport, CleanNetworkAndTable) {
   EXPECT_THROW(best_dlcp_system(nlohmann::json::array({run("gloo", 1, 1)})), std::invalid_argument);
 }
 
+TEST(DemoReport, FailedBaselinesAreListedAndLeftOut) {
+  const nlohmann::json congested = {run("gloo", 800, 2000),
+                                    {{"system", "mpi"}, {"failed", "mpirun exited with status 1"}},
+                                    run("dlcp-ps", 400, 500)};
+  const auto summary = make_demo_summary(congested, nlohmann::json::array());
+  EXPECT_EQ(summary["systems"].size(), 2u);
+  EXPECT_EQ(summary["best_baseline_p99"], "gloo");
+  EXPECT_DOUBLE_EQ(summary["speedup_p99"].get<double>(), 4.0);
+  ASSERT_EQ(summary["failed"].size(), 1u);
+  std::ostringstream table;
+  print_demo_table(table, summary);
+  EXPECT_NE(table.str().find("FAILED, left out of the comparison: mpi: mpirun exited"),
+            std::string::npos);
+}
+
 TEST(DemoReport, Formatting) {
   EXPECT_EQ(format_ms(12.345), "12.3 ms");
   EXPECT_EQ(format_ms(1234.6), "1235 ms");
