@@ -21,7 +21,7 @@ void check(bool ok) {
 
 bool same(const Hello& a, const Hello& b) {
   return a.job_token == b.job_token && a.rank == b.rank && a.world_size == b.world_size &&
-         a.data_sockets == b.data_sockets;
+         a.data_sockets == b.data_sockets && a.nonce == b.nonce && a.features == b.features;
 }
 
 bool same(const FlowStart& a, const FlowStart& b) {
@@ -57,6 +57,10 @@ bool same(const Abort& a, const Abort& b) {
 
 bool same(const Goodbye& /*a*/, const Goodbye& /*b*/) {
   return true;
+}
+
+bool same(const Authenticate& a, const Authenticate& b) {
+  return a.proof == b.proof;
 }
 
 bool same(const ControlMessage& a, const ControlMessage& b) {

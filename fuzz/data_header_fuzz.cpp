@@ -1,8 +1,9 @@
-// libFuzzer target for decode_data_packet. The input is one datagram. It is decoded twice: against
-// fixed expectations (those of the seed corpus) and against expectations taken from the datagram
-// itself, so that the fuzzer also reaches the geometry checks without guessing the job token.
-// Every accepted datagram must re-encode to exactly the same header bytes and decode to the same
-// values; its payload must survive a float load/store round trip bit for bit.
+// libFuzzer target for decode_data_packet. The input is one datagram. It is decoded against fixed
+// expectations (those of the seed corpus, with and without packet MACs) and against expectations
+// taken from the datagram itself, so that the fuzzer also reaches the geometry checks without
+// guessing the job token. Every accepted datagram must re-encode to exactly the same header (and
+// MAC trailer) bytes and decode to the same values; its payload must survive a float load/store
+// round trip bit for bit.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -36,7 +37,8 @@ void decode_and_round_trip(std::span<const std::byte> datagram, const DataExpect
     return;
   }
   const DataHeader& h = *decoded;
-  check(datagram.size() == kDataHeaderBytes + h.payload_bytes);
+  check(h.is_authenticated() == expect.packet_mac);
+  check(datagram.size() == kDataHeaderBytes + h.payload_bytes + h.trailer_bytes());
   check(h.payload_bytes == h.expected_floats() * kFloatBytes);
   check(h.offset_floats() + h.expected_floats() <= h.total_floats);
 
@@ -50,6 +52,14 @@ void decode_and_round_trip(std::span<const std::byte> datagram, const DataExpect
   store_floats(values, std::span<std::byte>(again).subspan(kDataHeaderBytes));
   check(payload.empty() ||
         std::memcmp(again.data() + kDataHeaderBytes, payload.data(), payload.size()) == 0);
+
+  if (h.is_authenticated()) {
+    const auto trailer = datagram.subspan(kDataHeaderBytes + h.payload_bytes);
+    encode_mac_trailer(decode_mac_trailer(trailer),
+                       std::span<std::byte>(again).subspan(kDataHeaderBytes + h.payload_bytes));
+    check(std::memcmp(again.data() + kDataHeaderBytes + h.payload_bytes, trailer.data(),
+                      kMacTrailerBytes) == 0);
+  }
 
   const auto redecoded = decode_data_packet(again, expect);
   check(redecoded.has_value());
@@ -66,12 +76,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fixed.local_rank = 1;
   fixed.world_size = 4;
   decode_and_round_trip(datagram, fixed);
+  fixed.packet_mac = true;
+  decode_and_round_trip(datagram, fixed);
 
   if (size >= kDataHeaderBytes) {
     DataExpectations self;
     self.job_token = get_u64(datagram, 4);
     self.local_rank = get_u16(datagram, 14);
     self.world_size = 65536;
+    self.packet_mac = (get_u8(datagram, 1) & data_flags::kAuthenticated) != 0;
     decode_and_round_trip(datagram, self);
   }
   return 0;

@@ -4,7 +4,9 @@
 //       src/wire/*.cpp src/rendezvous/store_*.cpp
 //   /tmp/make_seeds fuzz/corpus
 // writes fuzz/corpus/data_header/*.bin (whole datagrams, decoded by data_header_fuzz against job
-// token 0x0123456789ABCDEF, local rank 1, world size 4), fuzz/corpus/control/*.bin and
+// token 0x0123456789ABCDEF, local rank 1, world size 4, with and without packet MACs; seeds with
+// a MAC trailer carry a fixed, not a computed, tag: the codec does not verify it),
+// fuzz/corpus/control/*.bin (one seed per message type, valid, and some invalid ones) and
 // fuzz/corpus/store_protocol/*.bin (frame bodies without the length prefix).
 #include <cstddef>
 #include <cstdint>
@@ -35,8 +37,15 @@ void write_file(const fs::path& path, const std::vector<std::byte>& bytes) {
 }
 
 std::vector<std::byte> datagram(const DataHeader& h) {
-  std::vector<std::byte> d(kDataHeaderBytes + h.payload_bytes);
+  std::vector<std::byte> d(kDataHeaderBytes + h.payload_bytes + h.trailer_bytes());
   encode_data_header(h, d);
+  if (h.is_authenticated()) {
+    MacTrailer trailer;
+    trailer.counter = 0x1122334455667788ull;
+    for (std::size_t i = 0; i < kMacTagBytes; ++i) trailer.tag[i] = static_cast<std::uint8_t>(i);
+    encode_mac_trailer(trailer,
+                       std::span<std::byte>(d).subspan(kDataHeaderBytes + h.payload_bytes));
+  }
   std::vector<float> values(h.payload_bytes / kFloatBytes);
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.25f - 1.0f;
   store_floats(values, std::span<std::byte>(d).subspan(kDataHeaderBytes));
@@ -77,7 +86,7 @@ void write_data_seeds(const fs::path& dir) {
 
   h = base_header();
   h.seq = 1;
-  h.flags = data_flags::kAllKnown;
+  h.flags = data_flags::kProtected | data_flags::kRetransmission | data_flags::kLastOfRound;
   h.round = 3;
   h.contributions = 4;
   h.priority_class = 7;
@@ -105,6 +114,13 @@ void write_data_seeds(const fs::path& dir) {
   h = base_header();
   h.seq = 2;  // a full-size payload on the short last packet
   write_file(dir / "invalid_payload_length.bin", datagram(h));
+
+  h = base_header();
+  h.flags |= data_flags::kAuthenticated;
+  write_file(dir / "valid_authenticated.bin", datagram(h));
+  d = datagram(h);
+  d.resize(d.size() - 1);  // trailer one byte short
+  write_file(dir / "invalid_truncated_trailer.bin", d);
 }
 
 void write_control_seeds(const fs::path& dir) {
@@ -114,7 +130,10 @@ void write_control_seeds(const fs::path& dir) {
   hello.rank = 1;
   hello.world_size = 4;
   hello.data_sockets = {{0x7F000001u, 40000}, {0x7F000001u, 40001}};
+  for (std::size_t i = 0; i < kNonceBytes; ++i) hello.nonce[i] = static_cast<std::uint8_t>(i * 5);
   write_file(dir / "valid_hello.bin", body(hello));
+  hello.features = hello_features::kPacketMac;
+  write_file(dir / "valid_hello_packet_mac.bin", body(hello));
 
   FlowStart flow;
   flow.message_id = 42;
@@ -154,6 +173,10 @@ void write_control_seeds(const fs::path& dir) {
   write_file(dir / "valid_abort.bin",
              body(Abort{"rank 2 (127.0.0.1:40000) closed the control connection"}));
   write_file(dir / "valid_goodbye.bin", body(Goodbye{}));
+  Authenticate authenticate;
+  for (std::size_t i = 0; i < kProofBytes; ++i)
+    authenticate.proof[i] = static_cast<std::uint8_t>(i);
+  write_file(dir / "valid_authenticate.bin", body(authenticate));
 
   auto bad = body(stop);
   bad[0] = std::byte{2};
@@ -166,6 +189,14 @@ void write_control_seeds(const fs::path& dir) {
   bad = body(flow);
   bad.pop_back();
   write_file(dir / "invalid_truncated_flow_start.bin", bad);
+
+  bad = body(authenticate);
+  bad.pop_back();
+  write_file(dir / "invalid_truncated_authenticate.bin", bad);
+
+  bad = body(hello);
+  bad.resize(bad.size() - kNonceBytes - 1);  // the layout before Hello carried a nonce
+  write_file(dir / "invalid_hello_without_nonce.bin", bad);
 
   missing.ranges = {{5, 1}, {1, 2}};
   write_file(dir / "invalid_unsorted_ranges.bin", body(missing));

@@ -1,19 +1,58 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, builds, runs every unit and integration test,
-# then builds the libFuzzer targets with clang and runs each for a bounded time on its corpus.
+# The whole test suite: installs what is missing, builds, runs every unit and integration test
+# (and the one-minute soak), reruns them under AddressSanitizer + UndefinedBehaviorSanitizer and
+# the transport and collectives tests under ThreadSanitizer, then builds the libFuzzer targets
+# with clang and runs each for a bounded time on its corpus. Prints how long each stage took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+stage_start=$SECONDS
+stage_done() {
+  echo "-- $1: $((SECONDS - stage_start)) s"
+  stage_start=$SECONDS
+}
 scripts/install-deps.sh
 scripts/build.sh
+stage_done "build"
 
 echo "== unit and integration tests"
 ctest --test-dir build --output-on-failure -j2
+stage_done "unit and integration tests"
+
+# Sanitizer builds use the project's compiler (gcc) at -O1 with assertions on; they build only
+# the test binaries (and what those start), not the simulator or the Python module.
+sanitized_build() {
+  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
+    "-DCMAKE_CXX_FLAGS=$2 -fno-omit-frame-pointer" -DDLCP_BUILD_SIM=OFF -DDLCP_BUILD_PYTHON=OFF \
+    -DDLCP_WERROR=ON >/dev/null
+  ninja -C "$1" "${@:3}"
+}
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer: unit and integration tests"
+# Not run here: the MPI baseline (LeakSanitizer reports OpenMPI's own allocations at exit) and
+# the soak (label soak; its minute runs in the plain build above).
+sanitized_build build-asan "-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+  dlcp_unit_tests dlcp_integration_tests
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j2 -R '^(unit|integration)\.' \
+  -E 'MpiBaseline|BenchProcesses.*"mpi"'
+stage_done "AddressSanitizer + UndefinedBehaviorSanitizer"
+
+echo "== ThreadSanitizer: transport, collectives, stores, faults and floods"
+# Not run here: the Gloo and MPI baselines (uninstrumented libraries) and the tests that start
+# the dlcp command as separate processes (no threads of this binary in them).
+sanitized_build build-tsan "-fsanitize=thread" dlcp_integration_tests
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan-suppressions.txt" \
+  ctest --test-dir build-tsan --output-on-failure -j2 -R '^integration\.' \
+  -E 'Gloo|Mpi|BenchProcesses'
+stage_done "ThreadSanitizer"
 
 echo "== fuzzers"
 if command -v clang++-14 >/dev/null 2>&1; then
+  # Only the fuzzers and what they link: clang 14 cannot compile the PyTorch headers.
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_COMPILER=clang++-14 -DDLCP_BUILD_FUZZERS=ON -DDLCP_BUILD_TESTS=OFF >/dev/null
-  ninja -C build-fuzz
+    -DCMAKE_CXX_COMPILER=clang++-14 -DDLCP_BUILD_FUZZERS=ON -DDLCP_BUILD_TESTS=OFF \
+    -DDLCP_BUILD_SIM=OFF -DDLCP_BUILD_PYTHON=OFF >/dev/null
+  ninja -C build-fuzz $(for corpus in fuzz/corpus/*/; do echo "$(basename "$corpus")_fuzz"; done)
   seconds="${DLCP_FUZZ_SECONDS:-20}"
   for corpus in fuzz/corpus/*/; do
     name="$(basename "$corpus")"
@@ -30,4 +69,5 @@ if command -v clang++-14 >/dev/null 2>&1; then
 else
   echo "clang++-14 not found: fuzzers not built"
 fi
+stage_done "fuzzers"
 echo "== all tests passed"

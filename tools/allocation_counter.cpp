@@ -24,6 +24,19 @@ void* operator new(std::size_t size) {
 void* operator new[](std::size_t size) {
   return counted_allocate(size);
 }
+// The nothrow forms too: left to the default (or a sanitizer's) allocator, their memory would
+// reach the std::free below, a mismatch AddressSanitizer reports (std::stable_partition's
+// temporary buffer takes this path).
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return counted_allocate(size);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
+  return operator new(size, tag);
+}
 void operator delete(void* p) noexcept {
   std::free(p);
 }
@@ -34,6 +47,12 @@ void operator delete(void* p, std::size_t) noexcept {
   std::free(p);
 }
 void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
   std::free(p);
 }
 

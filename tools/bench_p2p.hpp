@@ -17,6 +17,7 @@ struct P2pBenchOptions {
   int paths = 4;
   int mtu = 0;
   int deadline_ms = 30000;
+  bool packet_mac = false;        // authenticate every data packet (TransportOptions::packet_mac)
   std::string baseline = "none";  // none | tcp | only-tcp
   bool verbose = true;
 };

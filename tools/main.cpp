@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
   p2p_command->add_flag("--tcp", tcp_only,
                         "Run only the TCP baseline, same bytes, same output keys");
   p2p_command->add_flag("--json", json, "End with the summary as one JSON line");
+  p2p_command->add_flag("--packet-mac", p2p.packet_mac,
+                        "Authenticate every data packet with a MAC (see docs/security.md)");
 
   dlcp::tools::DemoOptions demo;
   bool demo_json = false;

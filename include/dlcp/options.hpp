@@ -65,6 +65,14 @@ struct TransportOptions {
   int world_size = 2;
   // Identifies the job; packets and connections carrying another token are refused.
   std::uint64_t job_token = 0;
+  // Authenticates every control connection (both directions) and keys the packet MAC: 16..64
+  // bytes shared by all ranks of the job. Empty derives a key from job_token instead, which
+  // keeps out only those who cannot see the traffic (see docs/security.md); the communicator
+  // always sets a real secret.
+  std::vector<std::uint8_t> job_secret;
+  // Authenticates every data packet with a MAC (needs job_secret); packets without a valid MAC,
+  // or replayed, never reach a buffer. Costs throughput, see docs/security.md.
+  bool packet_mac = false;
   // Address the control listener and data sockets bind to.
   std::string bind_host = "127.0.0.1";
   std::uint16_t control_port = 0;  // 0 = ephemeral

@@ -74,6 +74,7 @@ struct TransportCounters {
   std::uint64_t bytes_sent = 0;
   std::uint64_t injected_drops = 0;
   std::uint64_t backlog_packets = 0;  // early packets held for receives not yet posted
+  std::uint64_t backlog_bytes = 0;    // what they (and early FlowStarts) hold, <= backlog_bytes
   std::uint64_t rejected = 0;         // all rejections
   std::vector<std::pair<std::string, std::uint64_t>> rejected_by_reason;  // nonzero reasons only
   double send_rate_bytes_per_s = 0;  // current paced rate towards the busiest peer

@@ -2,12 +2,14 @@
 // threads over one transport. The first failure aborts the transport (so every buffer is
 // released and every peer learns the cause at once) and breaks the communicator for good.
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <random>
 #include <thread>
 
+#include "api/job_secret.hpp"
 #include "collectives/collectives.hpp"
 #include "common/time.hpp"
 #include "dlcp/communicator.hpp"
@@ -110,6 +112,10 @@ void CommunicatorImpl::join(Store& store) {
   if (transport.job_token == 0) {
     if (world_rank_ == 0) store.set(prefix + "job_token", std::to_string(random_token()));
     transport.job_token = std::stoull(store.get(prefix + "job_token"));
+  }
+  if (transport.job_secret.empty()) {
+    transport.job_secret = api::agree_job_secret(store, prefix + "job_secret", world_rank_,
+                                                 std::getenv(api::kJobSecretVariable));
   }
   transport_ = Transport::create(transport);
   const std::string host =

@@ -1,6 +1,7 @@
 #include "collectives/group.hpp"
 
 #include <chrono>
+#include <string_view>
 
 namespace dlcp::collectives {
 namespace {
@@ -19,7 +20,19 @@ MessageResult Group::await(std::future<MessageResult>& transfer) const {
       throw *failure;
     }
   }
-  return transfer.get();
+  try {
+    return transfer.get();
+  } catch (const Error& error) {
+    // The transfer may have failed only in consequence of an earlier peer failure (a rank that
+    // died first and made the next one give up): that one names the cause. A transfer's own
+    // deadline is its own cause, even when a peer's abort was read in the same pass.
+    const auto first = transport.failure();
+    if (error.code() != ErrorCode::kDeadline && first &&
+        std::string_view(first->what()) != error.what()) {
+      throw *first;
+    }
+    throw;
+  }
 }
 
 MessageOptions Group::message_options(const CollectiveOptions& options, double loss_budget,

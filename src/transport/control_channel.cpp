@@ -13,18 +13,31 @@ namespace {
 constexpr std::size_t kReadSlack = 1u << 20;
 }  // namespace
 
-ControlChannel::ControlChannel(Fd fd) : fd_(std::move(fd)), read_buffer_(64 * 1024) {}
+ControlChannel::ControlChannel(Fd fd, std::size_t max_queued_bytes)
+    : fd_(std::move(fd)), read_buffer_(64 * 1024), max_queued_bytes_(max_queued_bytes) {}
 
 void ControlChannel::send(const wire::ControlMessage& message) {
+  if (failed_) return;
   if (write_offset_ == write_buffer_.size()) {
     write_buffer_.clear();
     write_offset_ = 0;
+  } else if (write_offset_ >= max_queued_bytes_) {
+    // Reclaim what was already written before the queue grows further.
+    write_buffer_.erase(write_buffer_.begin(),
+                        write_buffer_.begin() + static_cast<std::ptrdiff_t>(write_offset_));
+    write_offset_ = 0;
   }
   wire::encode_control(message, write_buffer_);
-  flush();
+  if (!flush()) return;
+  if (queued_bytes() > max_queued_bytes_) {
+    failed_ = true;
+    error_ = "stopped reading its control connection (" + std::to_string(queued_bytes() >> 20) +
+             " MiB of control messages queued)";
+  }
 }
 
 bool ControlChannel::flush() {
+  if (failed_) return false;
   while (fd_.valid() && write_offset_ < write_buffer_.size()) {
     const ssize_t n = ::send(fd_.get(), write_buffer_.data() + write_offset_,
                              write_buffer_.size() - write_offset_, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -35,6 +48,7 @@ bool ControlChannel::flush() {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
     if (n < 0 && errno == EINTR) continue;
     error_ = net::errno_message("control send failed", errno);
+    failed_ = true;
     return false;
   }
   if (write_offset_ == write_buffer_.size()) {
@@ -44,10 +58,20 @@ bool ControlChannel::flush() {
   return fd_.valid();
 }
 
+void ControlChannel::finish() {
+  if (!fd_.valid() || wants_write()) return;
+  ::shutdown(fd_.get(), SHUT_WR);
+  std::byte sink[4096];
+  while (::recv(fd_.get(), sink, sizeof(sink), MSG_DONTWAIT) > 0) {
+  }
+}
+
 ControlChannel::ReadStatus ControlChannel::read(std::vector<wire::ControlMessage>& out) {
-  // A peer's last frames (its final Stop, its Goodbye) often arrive together with the end of the
-  // stream: they are parsed before the close is reported.
+  // A peer's last frames (its final Stop, its Abort, its Goodbye) often arrive together with the
+  // end of the stream, or just before a reset (a peer that exits with unread data resets the
+  // connection): they are parsed before the close or the failure is reported.
   bool closed = false;
+  bool failed = false;
   for (;;) {
     if (read_length_ == read_buffer_.size()) {
       // Parse what we have before buffering more, so a flood of frames cannot grow the buffer
@@ -66,7 +90,8 @@ ControlChannel::ReadStatus ControlChannel::read(std::vector<wire::ControlMessage
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       error_ = net::errno_message("control receive failed", errno);
-      return ReadStatus::kFailed;
+      failed = true;
+      break;
     }
     read_length_ += static_cast<std::size_t>(n);
   }
@@ -78,6 +103,11 @@ ControlChannel::ReadStatus ControlChannel::read(std::vector<wire::ControlMessage
     if (!length) {
       error_ =
           std::string("invalid control frame: ") + std::string(wire::to_string(length.error()));
+      return ReadStatus::kFailed;
+    }
+    if (*length > max_frame_bytes_) {
+      error_ = "control frame of " + std::to_string(*length) + " bytes exceeds the limit of " +
+               std::to_string(max_frame_bytes_);
       return ReadStatus::kFailed;
     }
     const std::size_t frame = wire::kControlLengthPrefixBytes + *length;
@@ -99,6 +129,7 @@ ControlChannel::ReadStatus ControlChannel::read(std::vector<wire::ControlMessage
     std::memmove(read_buffer_.data(), read_buffer_.data() + offset, read_length_ - offset);
     read_length_ -= offset;
   }
+  if (failed) return ReadStatus::kFailed;
   return closed ? ReadStatus::kClosed : ReadStatus::kOk;
 }
 

@@ -15,18 +15,30 @@ namespace dlcp::transport {
 
 class ControlChannel {
  public:
+  // Bytes a peer may leave unread in our send queue before the channel fails: far more than the
+  // control traffic of any healthy peer (one maximal frame plus slack), so only a peer that
+  // stopped reading reaches it.
+  static constexpr std::size_t kDefaultMaxQueuedBytes = 64u << 20;
+
   ControlChannel() = default;
-  explicit ControlChannel(Fd fd);
+  explicit ControlChannel(Fd fd, std::size_t max_queued_bytes = kDefaultMaxQueuedBytes);
 
   int fd() const { return fd_.get(); }
   bool open() const { return fd_.valid(); }
 
-  // Queues one message and tries to write it now.
+  // Queues one message and tries to write it now. A queue beyond max_queued_bytes fails the
+  // channel (healthy() turns false, error() says why).
   void send(const wire::ControlMessage& message);
   // Writes as much of the queue as the socket takes. Returns false when the connection failed
   // (the reason is in error()).
   bool flush();
   bool wants_write() const { return write_offset_ < write_buffer_.size(); }
+  bool healthy() const { return !failed_; }
+  std::size_t queued_bytes() const { return write_buffer_.size() - write_offset_; }
+
+  // Frames longer than this fail the channel before they are buffered (a handshake needs far
+  // less than a running connection). Default: wire::kMaxControlFrameBytes.
+  void set_max_frame_bytes(std::size_t bytes) { max_frame_bytes_ = bytes; }
 
   enum class ReadStatus { kOk, kClosed, kFailed };
   // Reads what is available and appends each complete, valid message to `out`. An invalid frame
@@ -36,6 +48,10 @@ class ControlChannel {
 
   const std::string& error() const { return error_; }
   void close() { fd_.reset(); }
+  // The end of an orderly exit, once the queue is flushed: sends FIN after the last frame and
+  // discards what the peer sent meanwhile, so that closing does not reset the connection (a
+  // reset can make the peer lose those last frames, e.g. an Abort naming the cause).
+  void finish();
 
  private:
   Fd fd_;
@@ -44,6 +60,9 @@ class ControlChannel {
   std::size_t needed_ = 0;  // bytes of the incomplete frame at the buffer start
   std::vector<std::byte> write_buffer_;
   std::size_t write_offset_ = 0;
+  std::size_t max_queued_bytes_ = kDefaultMaxQueuedBytes;
+  std::size_t max_frame_bytes_ = wire::kMaxControlFrameBytes;
+  bool failed_ = false;
   std::string error_;
 };
 

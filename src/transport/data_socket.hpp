@@ -16,8 +16,8 @@
 namespace dlcp::transport {
 
 // One sendmmsg entry: one datagram, or with UDP GSO several datagrams the kernel cuts apart.
-// `iov` alternates header and payload of each packet, sent without copying them together. With
-// segment_size > 0 every packet but the last must be exactly segment_size bytes.
+// `iov` holds header, payload (and MAC trailer) of each packet in turn, sent without copying them
+// together. With segment_size > 0 every packet but the last must be exactly segment_size bytes.
 struct OutgoingDatagram {
   const sockaddr_in* destination = nullptr;
   std::span<const iovec> iov;

@@ -29,6 +29,9 @@ constexpr std::uint64_t kTagMask = 0xFFull << kTagShift;
 constexpr std::size_t kMaxDatagram = 65507;  // largest UDP payload over IPv4
 constexpr std::size_t kIpUdpOverhead = 28;
 constexpr Duration kHandshakeTimeout = std::chrono::seconds(10);
+// Connections still handshaking at once: enough for every peer to dial twice, and few enough
+// that a flood of connections cannot exhaust descriptors or memory.
+constexpr std::size_t kMinPendingConnections = 64;
 constexpr Duration kTimerTick = std::chrono::milliseconds(1);
 
 std::size_t path_datagram_bytes(const sockaddr_in& destination, int configured_mtu) {
@@ -57,6 +60,9 @@ Engine::Engine(const TransportOptions& options)
   } catch (const std::invalid_argument& e) {
     throw Error(ErrorCode::kInvalidArgument, -1, e.what());
   }
+  job_key_.emplace(options_.job_secret, options_.job_token);
+  trailer_bytes_ = options_.packet_mac ? wire::kMacTrailerBytes : 0;
+  iov_per_packet_ = options_.packet_mac ? 3 : 2;
   bind_ipv4_ = net::resolve_ipv4(options_.bind_host);
   listener_ = net::listen_tcp(bind_ipv4_, options_.control_port);
   net::set_nonblocking(listener_.get());
@@ -74,16 +80,17 @@ Engine::Engine(const TransportOptions& options)
   direct_receive_.assign(sockets_.size(), 0);
   if (options_.inject.enabled()) injector_.emplace(options_.inject);
   expectations_ = {options_.job_token, static_cast<std::uint16_t>(options_.rank),
-                   static_cast<std::uint32_t>(options_.world_size)};
+                   static_cast<std::uint32_t>(options_.world_size), options_.packet_mac};
 
   for (std::size_t r = 0; r < peers_.size(); ++r) {
     peers_[r].rank = static_cast<int>(r);
     peer_ready_future_[r] = peer_ready_[r].get_future().share();
   }
   header_scratch_.resize(batch * wire::kDataHeaderBytes);
+  trailer_scratch_.resize(batch * trailer_bytes_);
   per_socket_.resize(sockets_.size());
   per_socket_groups_.resize(sockets_.size());
-  iov_scratch_.resize(2 * batch);
+  iov_scratch_.resize(iov_per_packet_ * batch);
   burst_.reserve(batch);
 
   epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
@@ -107,7 +114,10 @@ Engine::~Engine() {
         if (!peer.connected) continue;
         peer.control.send(wire::Goodbye{});
         peer.control.flush();
+        peer.control.finish();
       }
+      // Nothing may be sent on the finished connections: the loop ends here.
+      stopping_.store(true);
       done->set_value();
     });
     said.wait_for(std::chrono::seconds(1));
@@ -175,6 +185,8 @@ wire::Hello Engine::our_hello() const {
   hello.rank = static_cast<std::uint16_t>(options_.rank);
   hello.world_size = static_cast<std::uint16_t>(options_.world_size);
   for (const auto& socket : sockets_) hello.data_sockets.push_back({socket.ipv4(), socket.port()});
+  hello.nonce = random_nonce();
+  if (options_.packet_mac) hello.features |= wire::hello_features::kPacketMac;
   return hello;
 }
 
@@ -188,14 +200,16 @@ void Engine::connect(int peer, const std::string& host, std::uint16_t port) {
   auto ready = peer_ready_future_[static_cast<std::size_t>(peer)];
   if (options_.rank > peer) {
     // The higher rank dials.
-    DialResult dialed = dial_peer(peer, net::resolve_ipv4(host), port, our_hello(), deadline);
+    DialResult dialed =
+        dial_peer(peer, net::resolve_ipv4(host), port, our_hello(), *job_key_, deadline);
     auto done = std::make_shared<std::promise<void>>();
     auto done_future = done->get_future();
     auto fd = std::make_shared<Fd>(std::move(dialed.fd));
-    post([this, peer, fd, hello = std::move(dialed.peer_hello), done]() mutable {
+    post([this, peer, fd, hello = std::move(dialed.peer_hello),
+          transcript = std::move(dialed.transcript), done]() mutable {
       try {
         const int raw = fd->get();
-        register_peer(peer, ControlChannel(std::move(*fd)), hello, raw);
+        register_peer(peer, ControlChannel(std::move(*fd)), hello, raw, transcript);
         done->set_value();
       } catch (...) {
         done->set_exception(std::current_exception());
@@ -215,9 +229,9 @@ void Engine::connect(int peer, const std::string& host, std::uint16_t port) {
 }
 
 void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& hello,
-                           int fd_for_address) {
+                           int fd_for_address, std::span<const std::byte> transcript) {
   PeerState& peer = peers_[static_cast<std::size_t>(rank)];
-  if (peer.connected) {
+  if (peer.joined) {
     throw Error(ErrorCode::kProtocol, rank, "rank " + std::to_string(rank) + " connected twice");
   }
   sockaddr_in remote{};
@@ -235,13 +249,14 @@ void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& 
     peer.data_addresses.push_back(net::make_sockaddr(ipv4, data.port));
   }
   peer.datagram_bytes = path_datagram_bytes(peer.data_addresses.front(), options_.mtu);
-  if (peer.datagram_bytes <= wire::kDataHeaderBytes + wire::kFloatBytes) {
+  const std::size_t overhead = wire::kDataHeaderBytes + trailer_bytes_;
+  if (peer.datagram_bytes <= overhead + wire::kFloatBytes) {
     throw Error(ErrorCode::kInvalidArgument, rank,
                 "MTU towards " + describe_peer(rank) + " is too small for a data packet");
   }
-  const std::size_t stride = std::min<std::size_t>(
-      (peer.datagram_bytes - wire::kDataHeaderBytes) / wire::kFloatBytes, 0xFFFF);
-  peer.datagram_bytes = wire::kDataHeaderBytes + stride * wire::kFloatBytes;
+  const std::size_t stride =
+      std::min<std::size_t>((peer.datagram_bytes - overhead) / wire::kFloatBytes, 0xFFFF);
+  peer.datagram_bytes = overhead + stride * wire::kFloatBytes;
   peer_stride_[static_cast<std::size_t>(rank)].store(static_cast<std::uint16_t>(stride));
 
   const TimePoint now = SteadyClock::now();
@@ -252,50 +267,125 @@ void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& 
   peer.path_sent.assign(peer.data_addresses.size(), 0);
   peer.feedback_path.assign(sockets_.size(), 0);
   peer.feedback_since = now;
+  if (options_.packet_mac) {
+    const auto self = static_cast<std::uint16_t>(options_.rank);
+    const auto other = static_cast<std::uint16_t>(rank);
+    peer.mac_send.emplace(job_key_->packet_key(transcript, self, other));
+    peer.mac_receive.emplace(job_key_->packet_key(transcript, other, self));
+    peer.replay.emplace();
+  }
   peer.control = std::move(control);
   peer.connected = true;
+  peer.joined = true;
   watch(peer.control.fd(), kTagControl | static_cast<std::uint64_t>(rank), EPOLLIN);
   peer_ready_[static_cast<std::size_t>(rank)].set_value();
 }
 
 void Engine::accept_connections(TimePoint now) {
+  const std::size_t limit =
+      std::max(kMinPendingConnections, 2 * static_cast<std::size_t>(options_.world_size));
   for (;;) {
     Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd.valid()) return;
+    if (pending_.size() >= limit) {
+      // Evict the oldest: a real peer finishes its handshake within milliseconds, so a flood of
+      // idle connections cannot keep it out, and still cannot grow without bound.
+      auto oldest = std::min_element(pending_.begin(), pending_.end(), [](auto& a, auto& b) {
+        return a.second.accepted < b.second.accepted;
+      });
+      rejects_.add(wire::RejectReason::kHandshakeLimit);
+      unwatch(oldest->second.control.fd());
+      pending_.erase(oldest);
+    }
     const std::uint64_t id = next_pending_id_++;
     watch(fd.get(), kTagPending | id, EPOLLIN);
-    pending_.emplace(id, PendingConnection{ControlChannel(std::move(fd)), now});
+    PendingConnection pending{ControlChannel(std::move(fd)), now, std::nullopt, {}};
+    pending.control.set_max_frame_bytes(kMaxHandshakeFrameBytes);
+    pending_.emplace(id, std::move(pending));
   }
 }
 
 void Engine::on_pending_readable(std::uint64_t id, TimePoint /*now*/) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
-  ControlChannel& channel = it->second.control;
+  PendingConnection& pending = it->second;
   std::vector<wire::ControlMessage> messages;
-  const auto status = channel.read(messages);
+  const auto status = pending.control.read(messages);
   auto drop = [&](wire::RejectReason reason) {
     rejects_.add(reason);
-    unwatch(channel.fd());
+    unwatch(pending.control.fd());
     pending_.erase(it);
   };
   if (status != ControlChannel::ReadStatus::kOk) return drop(wire::RejectReason::kBadControlField);
   if (messages.empty()) return;
-  auto* hello = std::get_if<wire::Hello>(&messages.front());
-  if (hello == nullptr || messages.size() > 1) return drop(wire::RejectReason::kBadControlType);
-  if (hello->job_token != options_.job_token) return drop(wire::RejectReason::kWrongJob);
-  if (!check_hello(*hello, options_.job_token, options_.world_size, options_.rank).empty() ||
-      hello->rank < options_.rank || peers_[hello->rank].connected) {
-    return drop(wire::RejectReason::kBadSourceRank);
+  // The dialer waits for our answer after each of its two frames: more is a protocol violation.
+  if (messages.size() > 1) return drop(wire::RejectReason::kBadControlType);
+  if (!pending.dialer_hello) {
+    if (!on_dialer_hello(pending, messages.front())) pending_.erase(it);
+    return;
   }
-  const int rank = hello->rank;
-  const wire::Hello peer_hello = *hello;
-  ControlChannel control = std::move(channel);
+  if (!on_dialer_proof(pending, messages.front())) {
+    pending_.erase(it);
+    return;
+  }
+  const wire::Hello hello = *pending.dialer_hello;
+  const std::vector<std::byte> transcript = std::move(pending.transcript);
+  ControlChannel control = std::move(pending.control);
   unwatch(control.fd());
   pending_.erase(it);
-  control.send(our_hello());
+  control.set_max_frame_bytes(wire::kMaxControlFrameBytes);
+  // Registered before our proof leaves, so the peer (which starts sending once it has verified
+  // the proof) finds us ready.
   const int raw = control.fd();
-  register_peer(rank, std::move(control), peer_hello, raw);
+  register_peer(hello.rank, std::move(control), hello, raw, transcript);
+  PeerState& peer = peers_[hello.rank];
+  peer.control.send(wire::Authenticate{job_key_->proof(HandshakeRole::kListener, transcript)});
+  if (!peer.control.healthy()) fail_peer(peer, peer.control.error());
+}
+
+bool Engine::on_dialer_hello(PendingConnection& pending, const wire::ControlMessage& message) {
+  auto refuse = [&](wire::RejectReason reason) {
+    rejects_.add(reason);
+    unwatch(pending.control.fd());
+    return false;
+  };
+  const auto* hello = std::get_if<wire::Hello>(&message);
+  if (hello == nullptr) return refuse(wire::RejectReason::kBadControlType);
+  if (hello->job_token != options_.job_token) return refuse(wire::RejectReason::kWrongJob);
+  const wire::Hello ours = our_hello();
+  if (hello->rank >= options_.world_size || hello->rank <= options_.rank ||
+      peers_[hello->rank].joined) {
+    return refuse(wire::RejectReason::kBadSourceRank);
+  }
+  if (!check_hello(*hello, ours).empty()) {
+    // A peer of this job with other settings (world size, packet MAC): our Hello lets it name
+    // the difference instead of guessing why the connection closed.
+    pending.control.send(ours);
+    return refuse(wire::RejectReason::kBadControlField);
+  }
+  pending.dialer_hello = *hello;
+  pending.transcript = handshake_transcript(*hello, ours);
+  pending.control.send(ours);
+  if (!pending.control.healthy()) return refuse(wire::RejectReason::kBadControlField);
+  return true;
+}
+
+bool Engine::on_dialer_proof(PendingConnection& pending, const wire::ControlMessage& message) {
+  auto refuse = [&](wire::RejectReason reason) {
+    rejects_.add(reason);
+    unwatch(pending.control.fd());
+    return false;
+  };
+  const auto* proof = std::get_if<wire::Authenticate>(&message);
+  if (proof == nullptr ||
+      !job_key_->verify(HandshakeRole::kDialer, pending.transcript, proof->proof)) {
+    return refuse(wire::RejectReason::kBadAuth);
+  }
+  // Another connection of the same rank may have completed meanwhile.
+  if (peers_[pending.dialer_hello->rank].joined) {
+    return refuse(wire::RejectReason::kBadSourceRank);
+  }
+  return true;
 }
 
 void Engine::on_control_readable(int rank, TimePoint now) {
@@ -318,8 +408,8 @@ void Engine::on_control_message(PeerState& peer, wire::ControlMessage& message, 
   std::visit(
       [&](auto& body) {
         using T = std::decay_t<decltype(body)>;
-        if constexpr (std::is_same_v<T, wire::Hello>) {
-          rejects_.add(wire::RejectReason::kBadControlType);
+        if constexpr (std::is_same_v<T, wire::Hello> || std::is_same_v<T, wire::Authenticate>) {
+          rejects_.add(wire::RejectReason::kBadControlType);  // only valid in the handshake
         } else if constexpr (std::is_same_v<T, wire::FlowStart>) {
           on_flow_start(peer, body, now);
         } else if constexpr (std::is_same_v<T, wire::RoundFinished>) {
@@ -373,9 +463,31 @@ void Engine::abort(const std::string& why) {
   finished.wait();
 }
 
+std::string Engine::own_stall_note(int except_peer, TimePoint now) const {
+  // Long enough that it is not merely a transfer in progress.
+  constexpr Duration kStalled = std::chrono::milliseconds(500);
+  const IncomingMessage* oldest = nullptr;
+  for (const auto& [key, message] : incoming_) {
+    if (key.peer == except_peer || now - message->last_packet < kStalled) continue;
+    if (oldest == nullptr || message->last_packet < oldest->last_packet) oldest = message.get();
+  }
+  if (oldest == nullptr) return {};
+  const auto waited =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now - oldest->last_packet).count();
+  const auto& tracker = oldest->tracker;
+  return "; rank " + std::to_string(options_.rank) + " was itself waiting for message " +
+         std::to_string(oldest->key.id) + " from " + describe_peer(oldest->key.peer) +
+         " (no packet for " + std::to_string(waited) + " ms, " +
+         (tracker ? std::to_string(tracker->received_count()) + " of " +
+                        std::to_string(tracker->packet_count()) + " packets"
+                  : std::string("no packets at all")) +
+         ")";
+}
+
 void Engine::fail_peer(PeerState& peer, const std::string& why, ErrorCode code) {
   if (!peer.connected) return;
   peer.failure = describe_peer(peer.rank) + " " + why;
+  if (code == ErrorCode::kAborted) peer.failure += own_stall_note(peer.rank, SteadyClock::now());
   if (peer.said_goodbye) peer.failure = describe_peer(peer.rank) + " left the job (shut down)";
   peer.connected = false;
   if (!peer.said_goodbye) {
@@ -442,6 +554,7 @@ void Engine::on_timers(TimePoint now) {
   // Pending handshakes that never completed.
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (now - it->second.accepted > kHandshakeTimeout) {
+      rejects_.add(wire::RejectReason::kHandshakeLimit);
       unwatch(it->second.control.fd());
       it = pending_.erase(it);
     } else {
@@ -537,10 +650,16 @@ void Engine::loop() {
         }
       }
       run_commands();
+      if (stopping_.load()) break;  // shutting down: see ~Engine
       send_step(now);
       for (auto& peer : peers_) {
-        if (peer.connected && peer.control.wants_write() && !peer.control.flush()) {
-          fail_peer(peer, peer.control.error());
+        if (!peer.connected) continue;
+        if (!peer.control.healthy() || (peer.control.wants_write() && !peer.control.flush())) {
+          // What the peer sent before it went away (its Abort, its Goodbye) names the real
+          // cause better than the broken pipe does.
+          const std::string error = peer.control.error();
+          on_control_readable(peer.rank, now);
+          fail_peer(peer, error);
         }
       }
       on_timers(now);
@@ -568,6 +687,7 @@ TransportCounters Engine::counters() const {
     std::size_t backlog = 0;
     for (const auto& [key, early] : early_) backlog += early.datagrams.size();
     snapshot.backlog_packets = backlog;
+    snapshot.backlog_bytes = early_bytes_;
     for (const auto& peer : peers_) {
       if (peer.rate)
         snapshot.send_rate_bytes_per_s =

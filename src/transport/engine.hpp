@@ -28,11 +28,13 @@
 #include "dlcp/transport.hpp"
 #include "transport/control_channel.hpp"
 #include "transport/data_socket.hpp"
+#include "transport/job_key.hpp"
 #include "transport/loss_injector.hpp"
 #include "transport/pacer.hpp"
 #include "transport/path_selector.hpp"
 #include "transport/rate_controller.hpp"
 #include "transport/receive_tracker.hpp"
+#include "transport/replay_window.hpp"
 #include "wire/control.hpp"
 #include "wire/data_header.hpp"
 
@@ -95,13 +97,20 @@ struct IncomingMessage {
   std::promise<MessageResult> promise;
 };
 
-// What arrived for a receive that is not posted yet.
+// What arrived for a receive that is not posted yet. Datagrams (which anyone who knows the job
+// token can forge) and FlowStarts (from authenticated peers only) are bounded separately, so that
+// a flood of forged packets cannot make a real transfer lose its FlowStart or RoundFinished, which
+// the receiver needs to ask for whatever the flood pushed out of the backlog.
 struct EarlyArrivals {
   std::vector<std::vector<std::byte>> datagrams;
   std::optional<wire::FlowStart> flow;
   std::optional<wire::RoundFinished> round_finished;
-  std::size_t bytes = 0;
+  std::size_t bytes = 0;  // of the datagrams
   TimePoint first_arrival{};
+
+  std::size_t flow_bytes() const {
+    return flow ? sizeof(wire::FlowStart) + flow->protected_bitmap.size() : 0;
+  }
 };
 
 struct SettledMessage {
@@ -112,6 +121,7 @@ struct SettledMessage {
 struct PeerState {
   int rank = -1;
   bool connected = false;
+  bool joined = false;        // completed a handshake once: a second one is refused
   std::string failure;        // non-empty once the peer is lost
   bool said_goodbye = false;  // shut down in order: its closing is not a job failure
   std::string address;        // control address, for messages
@@ -122,6 +132,11 @@ struct PeerState {
   std::optional<RateController> rate;
   std::optional<PathSelector> paths;
   std::vector<std::uint64_t> path_sent;  // since the last feedback from this peer
+  // Packet MAC (TransportOptions::packet_mac): keys of this connection, per direction.
+  std::optional<PacketMac> mac_send;
+  std::optional<PacketMac> mac_receive;
+  std::uint64_t mac_counter = 0;  // next counter to send
+  std::optional<ReplayWindow> replay;
   // Receive side: what this peer sent us since our last feedback to it.
   std::uint64_t feedback_bytes = 0;
   std::uint64_t feedback_packets = 0;
@@ -130,9 +145,13 @@ struct PeerState {
   TimePoint feedback_since{};
 };
 
+// An accepted control connection still in its handshake (see handshake.hpp): waiting for the
+// dialer's Hello, then for its proof.
 struct PendingConnection {
   ControlChannel control;
   TimePoint accepted{};
+  std::optional<wire::Hello> dialer_hello;
+  std::vector<std::byte> transcript;  // once our Hello is sent
 };
 
 class Engine final : public Transport {
@@ -160,10 +179,13 @@ class Engine final : public Transport {
 
   // Lifecycle and control (engine.cpp).
   wire::Hello our_hello() const;
-  void register_peer(int rank, ControlChannel control, const wire::Hello& hello,
-                     int fd_for_address);
+  void register_peer(int rank, ControlChannel control, const wire::Hello& hello, int fd_for_address,
+                     std::span<const std::byte> transcript);
   void accept_connections(TimePoint now);
   void on_pending_readable(std::uint64_t id, TimePoint now);
+  // The handshake steps of a pending connection; false when it must be dropped (counted).
+  bool on_dialer_hello(PendingConnection& pending, const wire::ControlMessage& message);
+  bool on_dialer_proof(PendingConnection& pending, const wire::ControlMessage& message);
   void on_control_readable(int peer, TimePoint now);
   void on_control_message(PeerState& peer, wire::ControlMessage& message, TimePoint now);
   void fail_peer(PeerState& peer, const std::string& why, ErrorCode code = ErrorCode::kPeerLost);
@@ -174,6 +196,10 @@ class Engine final : public Transport {
   void unwatch(int fd);
   Duration next_wakeup(TimePoint now);
   std::string describe_peer(int peer) const;
+  // When a peer aborts the job because of us, the root cause may lie further on: what this rank
+  // was itself waiting for longest (a receive from another peer without a packet for a while),
+  // or an empty string.
+  std::string own_stall_note(int except_peer, TimePoint now) const;
 
   // Sending (engine_send.cpp).
   void start_send(std::unique_ptr<OutgoingMessage> message, TimePoint now);
@@ -191,6 +217,9 @@ class Engine final : public Transport {
   void start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now);
   void receive_on(std::size_t socket_index, TimePoint now);
   void receive_direct(std::size_t socket_index, TimePoint now);
+  // Packet MAC and anti-replay of a decoded datagram (header, payload and trailer bytes);
+  // false when refused (counted).
+  bool authenticate(const wire::DataHeader& header, std::span<const std::byte> datagram);
   // Accounting shared by both receive paths for a decoded, accepted datagram.
   bool admit(const wire::DataHeader& header, std::size_t bytes, std::uint8_t tos,
              std::size_t socket_index);
@@ -226,7 +255,9 @@ class Engine final : public Transport {
   std::vector<DataSocket> sockets_;
   std::vector<std::uint8_t> direct_receive_;  // per socket: large datagrams, placed without a copy
   std::optional<LossInjector> injector_;
+  std::optional<JobKey> job_key_;
   wire::DataExpectations expectations_;
+  std::size_t trailer_bytes_ = 0;  // after every data payload: the MAC trailer, if any
 
   std::vector<PeerState> peers_;
   // Set once per peer by the I/O thread when its handshake completes; read by connect().
@@ -242,7 +273,8 @@ class Engine final : public Transport {
   std::uint64_t next_order_ = 0;
   std::unordered_map<MessageKey, std::unique_ptr<IncomingMessage>, MessageKeyHash> incoming_;
   std::unordered_map<MessageKey, EarlyArrivals, MessageKeyHash> early_;
-  std::size_t early_bytes_ = 0;
+  std::size_t early_bytes_ = 0;       // datagrams held, <= options_.backlog_bytes
+  std::size_t early_flow_bytes_ = 0;  // FlowStarts held, <= options_.backlog_bytes
   // Recently settled messages, so their late packets are refused as stale, oldest first out.
   std::unordered_map<MessageKey, SettledMessage, MessageKeyHash> settled_;
   std::deque<std::pair<MessageKey, std::uint64_t>> settled_order_;
@@ -251,6 +283,8 @@ class Engine final : public Transport {
 
   // Send scratch reused for every burst.
   std::vector<std::byte> header_scratch_;
+  std::vector<std::byte> trailer_scratch_;
+  std::size_t iov_per_packet_ = 2;  // header, payload (, trailer)
   std::vector<std::vector<OutgoingDatagram>> per_socket_;
   std::vector<std::uint32_t> burst_;
   std::vector<iovec> iov_scratch_;

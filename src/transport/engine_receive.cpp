@@ -81,6 +81,7 @@ void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now)
   EarlyArrivals arrivals = std::move(early->second);
   early_.erase(early);
   early_bytes_ -= arrivals.bytes;
+  early_flow_bytes_ -= arrivals.flow_bytes();
   if (arrivals.flow) apply_flow(ref, *arrivals.flow, now);
   for (const auto& datagram : arrivals.datagrams) {
     if (!incoming_.contains(key)) return;  // settled or failed while replaying
@@ -106,8 +107,9 @@ void Engine::receive_on(std::size_t socket_index, TimePoint now) {
     bytes += datagram.bytes.size();
     on_datagram(datagram.bytes, datagram.tos, socket_index, now);
   }
-  // Large datagrams are worth a peek syscall each to save copying their payload twice.
-  if (!batch.empty() && bytes >= kDirectPlacementBytes * batch.size()) {
+  // Large datagrams are worth a peek syscall each to save copying their payload twice. Not with
+  // packet MACs: a payload must be verified before it may touch the caller's buffer.
+  if (!batch.empty() && bytes >= kDirectPlacementBytes * batch.size() && !options_.packet_mac) {
     direct_receive_[socket_index] = 1;
   }
 }
@@ -162,6 +164,32 @@ void Engine::receive_direct(std::size_t socket_index, TimePoint now) {
   }
 }
 
+bool Engine::authenticate(const wire::DataHeader& header, std::span<const std::byte> datagram) {
+  // The decoder has already refused packets whose trailer disagrees with the job's setting.
+  if (!header.is_authenticated()) return true;
+  PeerState& peer = peers_[header.src_rank];
+  if (!peer.mac_receive) {
+    rejects_.add(wire::RejectReason::kBadSourceRank);  // no connection, so no key
+    return false;
+  }
+  const auto header_bytes = datagram.first(wire::kDataHeaderBytes);
+  const auto payload = datagram.subspan(wire::kDataHeaderBytes, header.payload_bytes);
+  const wire::MacTrailer trailer =
+      wire::decode_mac_trailer(datagram.subspan(wire::kDataHeaderBytes + header.payload_bytes));
+  // The MAC first: a forgery is named as such whatever counter it claims.
+  if (!peer.mac_receive->verify(trailer.counter, header_bytes, payload, trailer.tag)) {
+    rejects_.add(wire::RejectReason::kBadMac);
+    return false;
+  }
+  if (!peer.replay->fresh(trailer.counter)) {
+    rejects_.add(wire::RejectReason::kReplayed);
+    return false;
+  }
+  // Only an authentic packet may move the window, or forgeries could push real packets out.
+  peer.replay->record(trailer.counter);
+  return true;
+}
+
 bool Engine::admit(const wire::DataHeader& header, std::size_t bytes, std::uint8_t tos,
                    std::size_t socket_index) {
   PeerState& peer = peers_[header.src_rank];
@@ -210,6 +238,7 @@ void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
     return;
   }
   const wire::DataHeader& header = *decoded;
+  if (!authenticate(header, bytes)) return;
   if (!admit(header, bytes.size(), tos, socket_index)) return;
   const MessageKey key{header.src_rank, header.message_id};
   auto it = incoming_.find(key);
@@ -286,11 +315,17 @@ void Engine::on_flow_start(PeerState& peer, const wire::FlowStart& flow, TimePoi
     // so far are recovered by the missing-ranges round once the receive is posted.
     settled_.erase(settled);
   }
-  if (!early_.contains(key) && early_.size() >= kMaxEarlyMessages) {
+  // The protected bitmap can be megabytes: FlowStarts have a bound of their own.
+  const std::size_t flow_bytes = sizeof(wire::FlowStart) + flow.protected_bitmap.size();
+  if (early_flow_bytes_ + flow_bytes > options_.backlog_bytes ||
+      (!early_.contains(key) && early_.size() >= kMaxEarlyMessages)) {
     rejects_.add(wire::RejectReason::kUnknownMessage);
     return;
   }
-  early_entry(key, now).flow = flow;
+  EarlyArrivals& early = early_entry(key, now);
+  early_flow_bytes_ -= early.flow_bytes();
+  early.flow = flow;
+  early_flow_bytes_ += early.flow_bytes();
 }
 
 void Engine::apply_flow(IncomingMessage& message, const wire::FlowStart& flow, TimePoint now) {
@@ -314,8 +349,14 @@ void Engine::on_round_finished(PeerState& peer, const wire::RoundFinished& finis
   const MessageKey key{peer.rank, finished.message_id};
   auto it = incoming_.find(key);
   if (it == incoming_.end()) {
-    auto early = early_.find(key);
-    if (early != early_.end()) early->second.round_finished = finished;
+    // Kept even when no packet was (the backlog may have been full): once the receive is
+    // posted, it starts the missing-ranges report that recovers them.
+    if (settled_.contains(key)) return;  // a late one for a message already settled
+    if (!early_.contains(key) && early_.size() >= kMaxEarlyMessages) {
+      rejects_.add(wire::RejectReason::kUnknownMessage);
+      return;
+    }
+    early_entry(key, now).round_finished = finished;
     return;
   }
   IncomingMessage& message = *it->second;
@@ -421,6 +462,7 @@ void Engine::expire_early_arrivals(TimePoint now) {
     const bool peer_lost = !peers_[static_cast<std::size_t>(it->first.peer)].failure.empty();
     if (peer_lost || now - it->second.first_arrival > options_.early_arrival_ttl) {
       early_bytes_ -= it->second.bytes;
+      early_flow_bytes_ -= it->second.flow_bytes();
       it = early_.erase(it);
     } else {
       ++it;

@@ -188,7 +188,7 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
   const std::size_t batch = static_cast<std::size_t>(options_.batch);
   // Packets of one GSO send share a path and a TOS, and all but the last are full-sized.
   const std::size_t datagram_bytes =
-      wire::kDataHeaderBytes + std::size_t{message.stride} * wire::kFloatBytes;
+      wire::kDataHeaderBytes + std::size_t{message.stride} * wire::kFloatBytes + trailer_bytes_;
   const std::size_t max_segments =
       std::min<std::size_t>(kMaxGsoSegments, kMaxGsoBytes / datagram_bytes);
 
@@ -199,7 +199,8 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
          bytes + peer.datagram_bytes <= budget) {
     const std::uint32_t seq = message.pending[message.next++];
     burst_.push_back(seq);
-    bytes += wire::kDataHeaderBytes + std::uint64_t{wire::kFloatBytes} * message.floats_in(seq);
+    bytes += wire::kDataHeaderBytes + trailer_bytes_ +
+             std::uint64_t{wire::kFloatBytes} * message.floats_in(seq);
   }
   const bool round_done = message.next >= message.pending.size();
   if (max_segments > 1) {
@@ -246,16 +247,28 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
       header.flags = static_cast<std::uint8_t>(
           (is_protected ? wire::data_flags::kProtected : 0) |
           (round_done && end + 1 == burst_.size() ? wire::data_flags::kLastOfRound : 0) |
-          (message.round > 0 ? wire::data_flags::kRetransmission : 0));
-      std::byte* slot = &header_scratch_[end * wire::kDataHeaderBytes];
-      wire::encode_data_header(header, std::span<std::byte>(slot, wire::kDataHeaderBytes));
+          (message.round > 0 ? wire::data_flags::kRetransmission : 0) |
+          (peer.mac_send ? wire::data_flags::kAuthenticated : 0));
+      const std::span<std::byte> slot(&header_scratch_[end * wire::kDataHeaderBytes],
+                                      wire::kDataHeaderBytes);
+      wire::encode_data_header(header, slot);
       const auto payload = std::as_bytes(message.values.subspan(header.offset_floats(), floats));
-      iov_scratch_[2 * end] = {slot, wire::kDataHeaderBytes};
-      iov_scratch_[2 * end + 1] = {const_cast<std::byte*>(payload.data()), payload.size()};
+      iovec* iov = &iov_scratch_[iov_per_packet_ * end];
+      iov[0] = {slot.data(), slot.size()};
+      iov[1] = {const_cast<std::byte*>(payload.data()), payload.size()};
+      if (peer.mac_send) {
+        const std::span<std::byte> trailer(&trailer_scratch_[end * wire::kMacTrailerBytes],
+                                           wire::kMacTrailerBytes);
+        const std::uint64_t counter = peer.mac_counter++;
+        wire::encode_mac_trailer({counter, peer.mac_send->compute(counter, slot, payload)},
+                                 trailer);
+        iov[2] = {trailer.data(), trailer.size()};
+      }
     }
     const std::size_t count = end - first;
     per_socket_[socket].push_back(
-        {&peer.data_addresses[path], std::span<const iovec>(&iov_scratch_[2 * first], 2 * count),
+        {&peer.data_addresses[path],
+         std::span<const iovec>(&iov_scratch_[iov_per_packet_ * first], iov_per_packet_ * count),
          static_cast<std::uint16_t>(count > 1 ? datagram_bytes : 0), group_tos});
     per_socket_groups_[socket].push_back({first, count, path});
     first = end;
@@ -270,7 +283,9 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
       const auto [first, count, path] = per_socket_groups_[socket][i];
       for (std::size_t k = first; k < first + count; ++k) {
         if (i < sent) {
-          sent_bytes += iov_scratch_[2 * k].iov_len + iov_scratch_[2 * k + 1].iov_len;
+          for (std::size_t part = 0; part < iov_per_packet_; ++part) {
+            sent_bytes += iov_scratch_[iov_per_packet_ * k + part].iov_len;
+          }
         } else {
           // Refused by the kernel (full buffer, or GSO unavailable): again later this round.
           message.pending.push_back(burst_[k]);

@@ -73,7 +73,8 @@ void read_exact(int fd, std::byte* out, std::size_t size, TimePoint deadline, in
     if (n == 0) {
       throw Error(ErrorCode::kConnect, peer,
                   "rank " + std::to_string(peer) +
-                      " closed the connection during the handshake (wrong job token or rank?)");
+                      " closed the connection during the handshake (wrong job token, rank or job "
+                      "secret?)");
     }
     if (errno == EAGAIN || errno == EINTR) {
       pollfd waiter{fd, POLLIN, 0};
@@ -89,24 +90,47 @@ void read_exact(int fd, std::byte* out, std::size_t size, TimePoint deadline, in
   }
 }
 
+// Reads one whole control frame of at most kMaxHandshakeFrameBytes and decodes it.
+wire::ControlMessage read_frame(int fd, TimePoint deadline, int peer, const std::string& where) {
+  std::byte prefix[wire::kControlLengthPrefixBytes];
+  read_exact(fd, prefix, sizeof(prefix), deadline, peer);
+  const auto length = wire::decode_control_length(prefix);
+  if (!length || *length > kMaxHandshakeFrameBytes) {
+    throw Error(ErrorCode::kProtocol, peer, where + " answered with an invalid frame");
+  }
+  std::vector<std::byte> body(*length);
+  read_exact(fd, body.data(), body.size(), deadline, peer);
+  auto message = wire::decode_control_body(body);
+  if (!message) {
+    throw Error(ErrorCode::kProtocol, peer,
+                where + " answered with an invalid frame (" +
+                    std::string(wire::to_string(message.error())) + ")");
+  }
+  return std::move(*message);
+}
+
 }  // namespace
 
-std::string check_hello(const wire::Hello& hello, std::uint64_t job_token, int world_size,
-                        int local_rank) {
-  if (hello.job_token != job_token) return "job token mismatch (another job or a stale run)";
-  if (hello.world_size != world_size) {
+std::string check_hello(const wire::Hello& hello, const wire::Hello& ours) {
+  if (hello.job_token != ours.job_token) return "job token mismatch (another job or a stale run)";
+  if (hello.world_size != ours.world_size) {
     return "world size mismatch: peer says " + std::to_string(hello.world_size) + ", we have " +
-           std::to_string(world_size);
+           std::to_string(ours.world_size);
   }
-  if (hello.rank >= world_size || hello.rank == local_rank) {
+  if (hello.rank >= ours.world_size || hello.rank == ours.rank) {
     return "invalid peer rank " + std::to_string(hello.rank);
   }
   if (hello.data_sockets.empty()) return "peer announced no data sockets";
+  const bool peer_mac = (hello.features & wire::hello_features::kPacketMac) != 0;
+  if (peer_mac != ((ours.features & wire::hello_features::kPacketMac) != 0)) {
+    return std::string("packet MAC setting differs: the peer has it ") + (peer_mac ? "on" : "off") +
+           ", we have it " + (peer_mac ? "off" : "on");
+  }
   return {};
 }
 
 DialResult dial_peer(int peer, std::uint32_t ipv4, std::uint16_t port, const wire::Hello& ours,
-                     TimePoint deadline) {
+                     const JobKey& key, TimePoint deadline) {
   const sockaddr_in address = net::make_sockaddr(ipv4, port);
   const std::string where = "rank " + std::to_string(peer) + " at " + net::describe(ipv4, port);
   int last_error = 0;
@@ -119,28 +143,36 @@ DialResult dial_peer(int peer, std::uint32_t ipv4, std::uint16_t port, const wir
       std::vector<std::byte> frame;
       wire::encode_control(ours, frame);
       write_all(fd.get(), frame, deadline, peer);
-      std::byte prefix[wire::kControlLengthPrefixBytes];
-      read_exact(fd.get(), prefix, sizeof(prefix), deadline, peer);
-      const auto length = wire::decode_control_length(prefix);
-      if (!length) {
-        throw Error(ErrorCode::kProtocol, peer, where + " answered with an invalid frame");
-      }
-      std::vector<std::byte> body(*length);
-      read_exact(fd.get(), body.data(), body.size(), deadline, peer);
-      auto message = wire::decode_control_body(body);
-      if (!message || !std::holds_alternative<wire::Hello>(*message)) {
+      auto message = read_frame(fd.get(), deadline, peer, where);
+      if (!std::holds_alternative<wire::Hello>(message)) {
         throw Error(ErrorCode::kProtocol, peer,
                     where + " answered the handshake with something else");
       }
-      auto& hello = std::get<wire::Hello>(*message);
+      auto& hello = std::get<wire::Hello>(message);
       if (hello.rank != peer) {
         throw Error(
             ErrorCode::kProtocol, peer,
             where + " is rank " + std::to_string(hello.rank) + ", not " + std::to_string(peer));
       }
-      const std::string problem = check_hello(hello, ours.job_token, ours.world_size, ours.rank);
+      const std::string problem = check_hello(hello, ours);
       if (!problem.empty()) throw Error(ErrorCode::kProtocol, peer, where + ": " + problem);
-      return {std::move(fd), std::move(hello)};
+
+      std::vector<std::byte> transcript = handshake_transcript(ours, hello);
+      frame.clear();
+      wire::encode_control(wire::Authenticate{key.proof(HandshakeRole::kDialer, transcript)},
+                           frame);
+      write_all(fd.get(), frame, deadline, peer);
+      const auto answer = read_frame(fd.get(), deadline, peer, where);
+      const auto* proof = std::get_if<wire::Authenticate>(&answer);
+      if (proof == nullptr) {
+        throw Error(ErrorCode::kProtocol, peer,
+                    where + " did not authenticate (it sent another frame instead)");
+      }
+      if (!key.verify(HandshakeRole::kListener, transcript, proof->proof)) {
+        throw Error(ErrorCode::kProtocol, peer,
+                    where + " failed authentication: it does not hold this job's secret");
+      }
+      return {std::move(fd), std::move(hello), std::move(transcript)};
     }
     if (SteadyClock::now() >= deadline) break;
     // The peer may not be listening yet: retry until the deadline.

@@ -40,6 +40,15 @@ void TransportOptions::validate() const {
   if (feedback_interval.count() <= 0)
     invalid("TransportOptions.feedback_interval must be positive");
   if (quiet_before_report.count() < 0) invalid("TransportOptions.quiet_before_report must be >= 0");
+  if (!job_secret.empty() && (job_secret.size() < 16 || job_secret.size() > 64)) {
+    invalid("TransportOptions.job_secret must be empty or 16..64 bytes, got " +
+            std::to_string(job_secret.size()));
+  }
+  if (packet_mac && job_secret.empty()) {
+    invalid(
+        "TransportOptions.packet_mac needs a job_secret: a MAC keyed by the job token, which "
+        "every packet carries in clear, would authenticate nothing");
+  }
   policy.validate();
   rate.validate();
   inject.validate();

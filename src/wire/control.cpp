@@ -65,6 +65,8 @@ void encode_fields(const Hello& m, Writer& w) {
     w.u32(a.ipv4);
     w.u16(a.port);
   }
+  for (const std::uint8_t b : m.nonce) w.u8(b);
+  w.u8(m.features);
 }
 
 void encode_fields(const FlowStart& m, Writer& w) {
@@ -114,6 +116,10 @@ void encode_fields(const Abort& m, Writer& w) {
 
 void encode_fields(const Goodbye& /*m*/, Writer& /*w*/) {}
 
+void encode_fields(const Authenticate& m, Writer& w) {
+  for (const std::uint8_t b : m.proof) w.u8(b);
+}
+
 void encode_fields(const RateFeedback& m, Writer& w) {
   assert(m.path_received.size() <= std::numeric_limits<std::uint8_t>::max());
   w.u32(m.interval_us);
@@ -135,6 +141,7 @@ constexpr ControlType type_of() {
   if constexpr (std::is_same_v<T, RateFeedback>) return ControlType::kRateFeedback;
   if constexpr (std::is_same_v<T, Abort>) return ControlType::kAbort;
   if constexpr (std::is_same_v<T, Goodbye>) return ControlType::kGoodbye;
+  if constexpr (std::is_same_v<T, Authenticate>) return ControlType::kAuthenticate;
 }
 
 using Decoded = Expected<ControlMessage, RejectReason>;
@@ -155,7 +162,7 @@ Decoded decode_hello(Reader& r) {
   m.rank = r.u16();
   m.world_size = r.u16();
   const std::uint8_t socket_count = r.u8();
-  if (r.remaining() != std::size_t{socket_count} * kHelloSocketBytes) {
+  if (r.remaining() != std::size_t{socket_count} * kHelloSocketBytes + kNonceBytes + 1) {
     return reject(RejectReason::kBadControlLength);
   }
   if (socket_count == 0 || socket_count > kMaxDataPorts || m.world_size == 0 ||
@@ -169,6 +176,9 @@ Decoded decode_hello(Reader& r) {
     a.port = r.u16();
     m.data_sockets.push_back(a);
   }
+  for (std::uint8_t& b : m.nonce) b = r.u8();
+  m.features = r.u8();
+  if ((m.features & ~hello_features::kAllKnown) != 0) return reject(RejectReason::kBadControlField);
   return ControlMessage{std::move(m)};
 }
 
@@ -345,6 +355,12 @@ Expected<ControlMessage, RejectReason> decode_control_body(std::span<const std::
     case ControlType::kGoodbye:
       if (r.remaining() != 0) return reject(RejectReason::kBadControlLength);
       return ControlMessage{Goodbye{}};
+    case ControlType::kAuthenticate: {
+      if (r.remaining() != kProofBytes) return reject(RejectReason::kBadControlLength);
+      Authenticate m;
+      for (std::uint8_t& b : m.proof) b = r.u8();
+      return ControlMessage{m};
+    }
   }
   return reject(RejectReason::kBadControlType);
 }

@@ -5,6 +5,7 @@
 // it is buffered. Field layouts are listed in docs/protocol.md and next to each struct below.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -30,12 +31,19 @@ enum class ControlType : std::uint8_t {
   kRateFeedback = 6,
   kAbort = 7,
   kGoodbye = 8,
+  kAuthenticate = 9,
 };
 
+// Fresh random bytes per connection and side (Hello::nonce), and the size of a handshake proof.
+inline constexpr std::size_t kNonceBytes = 32;
+inline constexpr std::size_t kProofBytes = 32;
+
 // First frame on every control connection, both directions. Binds the connection to a job and
-// a rank, and tells the peer where to send data packets.
+// a rank, tells the peer where to send data packets, and carries the sender's challenge: the
+// peer's Authenticate proof covers both sides' nonces.
 //   u64 job_token, u16 rank, u16 world_size, u8 socket_count (1..kMaxDataPorts),
 //   socket_count x (u32 ipv4, u16 port)   -- one entry per data socket (path) of the sender
+//   kNonceBytes nonce, u8 features (hello_features; unknown bits must be 0)
 struct DataAddress {
   std::uint32_t ipv4 = 0;  // host byte order value
   std::uint16_t port = 0;
@@ -47,7 +55,15 @@ struct Hello {
   std::uint16_t rank = 0;
   std::uint16_t world_size = 0;
   std::vector<DataAddress> data_sockets;
+  std::array<std::uint8_t, kNonceBytes> nonce{};
+  std::uint8_t features = 0;
 };
+
+// Settings both ends of a connection must share; a mismatch fails the handshake by name.
+namespace hello_features {
+inline constexpr std::uint8_t kPacketMac = 1u << 0;  // data packets carry a MAC trailer
+inline constexpr std::uint8_t kAllKnown = kPacketMac;
+}  // namespace hello_features
 
 // Sender -> receiver before the first data packet of a message.
 //   u64 message_id, u32 total_floats, u16 stride_floats, u8 priority_class, u8 reserved (0),
@@ -132,8 +148,16 @@ struct Abort {
 // failure of the job, only of transfers that were still waiting for this peer. No fields.
 struct Goodbye {};
 
+// Second frame of the handshake, both directions: proves knowledge of the job secret by a keyed
+// MAC over both Hello frames (see transport/job_key.hpp). No connection is used before the
+// peer's proof is verified.
+//   kProofBytes proof
+struct Authenticate {
+  std::array<std::uint8_t, kProofBytes> proof{};
+};
+
 using ControlMessage = std::variant<Hello, FlowStart, RoundFinished, MissingRanges, Stop,
-                                    RateFeedback, Abort, Goodbye>;
+                                    RateFeedback, Abort, Goodbye, Authenticate>;
 
 // Encodes one whole frame, length prefix included, appending to out.
 void encode_control(const ControlMessage& message, std::vector<std::byte>& out);

@@ -100,6 +100,9 @@ Expected<DataHeader, RejectReason> decode_data_header(std::span<const std::byte>
 
   h.job_token = get_u64(datagram, kOffJobToken);
   if (h.job_token != expect.job_token) return unexpected(RejectReason::kWrongJob);
+  if (h.is_authenticated() != expect.packet_mac) {
+    return unexpected(expect.packet_mac ? RejectReason::kMissingMac : RejectReason::kBadFlags);
+  }
 
   h.dst_rank = get_u16(datagram, kOffDstRank);
   if (h.dst_rank != expect.local_rank) return unexpected(RejectReason::kWrongDestination);
@@ -121,7 +124,8 @@ Expected<DataHeader, RejectReason> decode_data_header(std::span<const std::byte>
 
   h.payload_bytes = get_u16(datagram, kOffPayloadBytes);
   const std::uint64_t expected_bytes = std::uint64_t{h.expected_floats()} * kFloatBytes;
-  if (h.payload_bytes != datagram_size - kDataHeaderBytes || h.payload_bytes != expected_bytes) {
+  if (std::uint64_t{h.payload_bytes} + h.trailer_bytes() != datagram_size - kDataHeaderBytes ||
+      h.payload_bytes != expected_bytes) {
     return unexpected(RejectReason::kBadPayloadLength);
   }
 
@@ -133,6 +137,20 @@ Expected<DataHeader, RejectReason> decode_data_header(std::span<const std::byte>
   }
   h.round = get_u8(datagram, kOffRound);
   return h;
+}
+
+void encode_mac_trailer(const MacTrailer& trailer, std::span<std::byte> out) {
+  assert(out.size() >= kMacTrailerBytes);
+  put_u64(out, 0, trailer.counter);
+  for (std::size_t i = 0; i < kMacTagBytes; ++i) put_u8(out, 8 + i, trailer.tag[i]);
+}
+
+MacTrailer decode_mac_trailer(std::span<const std::byte> in) {
+  assert(in.size() >= kMacTrailerBytes);
+  MacTrailer trailer;
+  trailer.counter = get_u64(in, 0);
+  for (std::size_t i = 0; i < kMacTagBytes; ++i) trailer.tag[i] = get_u8(in, 8 + i);
+  return trailer;
 }
 
 void load_floats(std::span<const std::byte> wire, std::span<float> dst) {

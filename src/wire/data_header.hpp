@@ -16,8 +16,11 @@
 //  37  u8  round             (0 = first transmission, n = n-th retransmission round, saturating)
 //  38  u16 reserved, zero
 // Payload: IEEE-754 binary32 values, little-endian, payload_bytes / 4 of them.
+// With flag kAuthenticated (jobs that turn on TransportOptions::packet_mac), a 24-byte trailer
+// follows the payload: u64 packet counter, then a 16-byte MAC tag (see transport/job_key.hpp).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -31,12 +34,16 @@ inline constexpr std::uint8_t kProtocolVersion = 1;
 inline constexpr std::size_t kDataHeaderBytes = 40;
 inline constexpr std::size_t kFloatBytes = 4;
 inline constexpr std::uint8_t kPriorityClasses = 8;
+inline constexpr std::size_t kMacTagBytes = 16;
+inline constexpr std::size_t kMacTrailerBytes = 8 + kMacTagBytes;  // u64 counter, tag
 
 namespace data_flags {
 inline constexpr std::uint8_t kProtected = 1u << 0;
 inline constexpr std::uint8_t kRetransmission = 1u << 1;
 inline constexpr std::uint8_t kLastOfRound = 1u << 2;
-inline constexpr std::uint8_t kAllKnown = kProtected | kRetransmission | kLastOfRound;
+inline constexpr std::uint8_t kAuthenticated = 1u << 3;  // a MAC trailer follows the payload
+inline constexpr std::uint8_t kAllKnown =
+    kProtected | kRetransmission | kLastOfRound | kAuthenticated;
 }  // namespace data_flags
 
 struct DataHeader {
@@ -54,6 +61,9 @@ struct DataHeader {
   std::uint8_t round = 0;
 
   bool is_protected() const { return (flags & data_flags::kProtected) != 0; }
+  bool is_authenticated() const { return (flags & data_flags::kAuthenticated) != 0; }
+  // Bytes after the payload: the MAC trailer, if any.
+  std::size_t trailer_bytes() const { return is_authenticated() ? kMacTrailerBytes : 0; }
   bool is_retransmission() const { return (flags & data_flags::kRetransmission) != 0; }
   // Number of packets the message is cut into; stride_floats must be > 0.
   std::uint32_t packet_count() const;
@@ -79,13 +89,25 @@ struct DataExpectations {
   std::uint64_t job_token = 0;
   std::uint16_t local_rank = 0;
   std::uint32_t world_size = 0;  // source rank must be < world_size and != local_rank
+  bool packet_mac = false;       // the job authenticates packets: the trailer is required
 };
 
-// Decodes and validates a whole datagram (header + payload). On success the payload is
-// datagram.subspan(kDataHeaderBytes, header.payload_bytes). Checks, in order: length >= header,
-// version, flags, reserved, job token, destination, source rank, priority class, geometry
-// (stride > 0, total > 0, seq < packet count), payload length against both the datagram size and
-// the packet's position (whole floats only).
+// The MAC trailer of an authenticated datagram.
+struct MacTrailer {
+  std::uint64_t counter = 0;  // per sender and destination, never repeated under one key
+  std::array<std::uint8_t, kMacTagBytes> tag{};
+};
+
+void encode_mac_trailer(const MacTrailer& trailer, std::span<std::byte> out);
+MacTrailer decode_mac_trailer(std::span<const std::byte> in);
+
+// Decodes and validates a whole datagram (header + payload + trailer if authenticated). On
+// success the payload is datagram.subspan(kDataHeaderBytes, header.payload_bytes) and the trailer
+// follows it. Checks, in order: length >= header, version, flags, reserved, job token, MAC
+// trailer present exactly when the job uses one, destination, source rank, priority class,
+// geometry (stride > 0, total > 0, seq < packet count), payload length against both the datagram
+// size and the packet's position (whole floats only). The MAC itself is verified by the
+// transport, which holds the keys.
 Expected<DataHeader, RejectReason> decode_data_packet(std::span<const std::byte> datagram,
                                                       const DataExpectations& expect);
 

@@ -40,6 +40,16 @@ std::string_view to_string(RejectReason reason) {
       return "bad_control_length";
     case RejectReason::kBadControlField:
       return "bad_control_field";
+    case RejectReason::kBadAuth:
+      return "bad_auth";
+    case RejectReason::kHandshakeLimit:
+      return "handshake_limit";
+    case RejectReason::kMissingMac:
+      return "missing_mac";
+    case RejectReason::kBadMac:
+      return "bad_mac";
+    case RejectReason::kReplayed:
+      return "replayed";
     case RejectReason::kCount:
       break;
   }

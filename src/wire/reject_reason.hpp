@@ -28,6 +28,11 @@ enum class RejectReason : std::uint8_t {
   kBadControlType,     // unknown control message type
   kBadControlLength,   // control frame length inconsistent with its type
   kBadControlField,    // control field out of range (ranges unsorted, bitmap count wrong, ...)
+  kBadAuth,            // control handshake: proof missing or wrong (no or another job secret)
+  kHandshakeLimit,     // control handshake: too slow, or too many connections handshaking
+  kMissingMac,         // data packet without the MAC trailer the job requires
+  kBadMac,             // data packet whose MAC does not verify (forged or corrupted)
+  kReplayed,           // data packet whose MAC counter was seen before or is too old
   kCount
 };
 

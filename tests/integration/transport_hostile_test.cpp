@@ -4,7 +4,6 @@
 // (crafted with the wire encoder), and foreign TCP clients knock on its control port. The
 // transfers must still complete bit-exact, and every refusal must be counted under its reason.
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -14,17 +13,15 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <random>
-#include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "transport_fixture.hpp"
+#include "udp_injection.hpp"
 #include "wire/control.hpp"
 #include "wire/data_header.hpp"
 #include "wire/reject_reason.hpp"
@@ -33,135 +30,6 @@ namespace dlcp::test {
 namespace {
 
 using wire::RejectReason;
-
-// Inodes of every socket this process has open, from /proc/self/fd.
-std::set<std::uint64_t> own_socket_inodes() {
-  std::set<std::uint64_t> inodes;
-  DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return inodes;
-  while (const dirent* entry = ::readdir(dir)) {
-    const std::string path = std::string("/proc/self/fd/") + entry->d_name;
-    std::array<char, 128> target{};
-    const ssize_t n = ::readlink(path.c_str(), target.data(), target.size() - 1);
-    if (n <= 0) continue;
-    const std::string link(target.data(), static_cast<std::size_t>(n));
-    if (link.rfind("socket:[", 0) == 0) inodes.insert(std::stoull(link.substr(8)));
-  }
-  ::closedir(dir);
-  return inodes;
-}
-
-struct UdpSocketInfo {
-  std::uint64_t inode = 0;
-  std::uint16_t port = 0;
-  std::uint64_t drops = 0;  // datagrams the kernel dropped at this socket (buffer full)
-};
-
-// IPv4 UDP sockets of the whole system, from /proc/net/udp.
-std::vector<UdpSocketInfo> udp_sockets() {
-  std::vector<UdpSocketInfo> sockets;
-  std::ifstream table("/proc/net/udp");
-  std::string line;
-  std::getline(table, line);  // header
-  while (std::getline(table, line)) {
-    std::istringstream fields(line);
-    std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode, refs,
-        pointer, drops;
-    fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
-        timeout >> inode >> refs >> pointer >> drops;
-    const auto colon = local.find(':');
-    if (colon == std::string::npos || drops.empty()) continue;
-    sockets.push_back({std::stoull(inode),
-                       static_cast<std::uint16_t>(std::stoul(local.substr(colon + 1), nullptr, 16)),
-                       std::stoull(drops)});
-  }
-  return sockets;
-}
-
-std::optional<UdpSocketInfo> udp_socket(std::uint64_t inode) {
-  for (const auto& socket : udp_sockets()) {
-    if (socket.inode == inode) return socket;
-  }
-  return std::nullopt;
-}
-
-// Creates a transport and finds its (single) data socket: the one UDP socket of this process
-// that did not exist before.
-std::unique_ptr<Transport> create_and_find_data_socket(const TransportOptions& options,
-                                                       UdpSocketInfo& data_socket) {
-  const auto before = own_socket_inodes();
-  auto transport = Transport::create(options);
-  std::vector<UdpSocketInfo> fresh;
-  for (const std::uint64_t inode : own_socket_inodes()) {
-    if (before.contains(inode)) continue;
-    if (auto socket = udp_socket(inode)) fresh.push_back(*socket);
-  }
-  if (fresh.size() != 1) {
-    ADD_FAILURE() << "expected exactly one new UDP socket, found " << fresh.size();
-    return transport;
-  }
-  data_socket = fresh.front();
-  return transport;
-}
-
-// A plain UDP socket on loopback that sends whatever it is given to one port.
-class Injector {
- public:
-  explicit Injector(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
-    destination_.sin_family = AF_INET;
-    destination_.sin_port = htons(port);
-    destination_.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  }
-  ~Injector() { ::close(fd_); }
-  Injector(const Injector&) = delete;
-  Injector& operator=(const Injector&) = delete;
-
-  bool ok() const { return fd_ >= 0; }
-  void send(std::span<const std::byte> bytes) {
-    const ssize_t n =
-        ::sendto(fd_, bytes.data(), bytes.size(), 0,
-                 reinterpret_cast<const sockaddr*>(&destination_), sizeof(destination_));
-    if (n != static_cast<ssize_t>(bytes.size())) ++failures_;
-  }
-  int failures() const { return failures_; }
-
- private:
-  int fd_;
-  sockaddr_in destination_{};
-  int failures_ = 0;
-};
-
-// A data packet with header h (payload_bytes is set from the payload) and payload.
-std::vector<std::byte> data_packet(wire::DataHeader h, std::span<const float> payload) {
-  h.payload_bytes = static_cast<std::uint16_t>(payload.size() * wire::kFloatBytes);
-  std::vector<std::byte> bytes(wire::kDataHeaderBytes + payload.size() * wire::kFloatBytes);
-  wire::encode_data_header(h, bytes);
-  wire::store_floats(payload, std::span<std::byte>(bytes).subspan(wire::kDataHeaderBytes));
-  return bytes;
-}
-
-// The header the real sender would put on packet seq of a message of `total` floats.
-wire::DataHeader valid_header(std::uint64_t token, std::uint16_t from, std::uint16_t to,
-                              std::uint64_t id, std::uint32_t total, std::uint32_t seq,
-                              std::size_t stride = kTestStride) {
-  wire::DataHeader h;
-  h.job_token = token;
-  h.src_rank = from;
-  h.dst_rank = to;
-  h.message_id = id;
-  h.total_floats = total;
-  h.stride_floats = static_cast<std::uint16_t>(stride);
-  h.seq = seq;
-  h.priority_class = 0;
-  return h;
-}
-
-// The values packet seq of `values` carries.
-std::span<const float> packet_values(const std::vector<float>& values, std::uint32_t seq,
-                                     std::size_t stride = kTestStride) {
-  const std::size_t first = std::size_t{seq} * stride;
-  return std::span<const float>(values).subspan(first, std::min(stride, values.size() - first));
-}
 
 // Counts by reason, as the transport reports them.
 std::map<std::string, std::uint64_t> by_reason(const TransportCounters& counters) {

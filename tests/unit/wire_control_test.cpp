@@ -71,6 +71,8 @@ void expect_same(const Hello& a, const Hello& b) {
   EXPECT_EQ(a.rank, b.rank);
   EXPECT_EQ(a.world_size, b.world_size);
   EXPECT_EQ(a.data_sockets, b.data_sockets);
+  EXPECT_EQ(a.nonce, b.nonce);
+  EXPECT_EQ(a.features, b.features);
 }
 
 void expect_same(const FlowStart& a, const FlowStart& b) {
@@ -118,6 +120,8 @@ Hello sample_hello() {
   m.rank = 2;
   m.world_size = 4;
   m.data_sockets = {{0x0A000001u, 40000}, {0x0A000002u, 40001}};
+  for (std::size_t i = 0; i < kNonceBytes; ++i) m.nonce[i] = static_cast<std::uint8_t>(3 * i + 1);
+  m.features = hello_features::kPacketMac;
   return m;
 }
 
@@ -171,9 +175,16 @@ Abort sample_abort() {
   return Abort{"rank 2 (127.0.0.1:5000) closed the control connection"};
 }
 
+Authenticate sample_authenticate() {
+  Authenticate m;
+  for (std::size_t i = 0; i < kProofBytes; ++i) m.proof[i] = static_cast<std::uint8_t>(0xF0 - i);
+  return m;
+}
+
 std::vector<ControlMessage> samples() {
-  return {sample_hello(), sample_flow_start(),    sample_round_finished(), sample_missing_ranges(),
-          sample_stop(),  sample_rate_feedback(), sample_abort(),          Goodbye{}};
+  return {sample_hello(),          sample_flow_start(), sample_round_finished(),
+          sample_missing_ranges(), sample_stop(),       sample_rate_feedback(),
+          sample_abort(),          Goodbye{},           sample_authenticate()};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,6 +318,11 @@ TEST(WireControlRoundTrip, AbortAndGoodbye) {
   round_trip(Goodbye{});
 }
 
+TEST(WireControlRoundTrip, Authenticate) {
+  EXPECT_EQ(round_trip(sample_authenticate()).proof, sample_authenticate().proof);
+  EXPECT_EQ(round_trip(Authenticate{}).proof, Authenticate{}.proof);
+}
+
 TEST(WireControlRoundTrip, EncodeAppendsFramesBackToBack) {
   std::vector<std::byte> stream{std::byte{0xAB}};
   for (const ControlMessage& m : samples()) encode_control(m, stream);
@@ -354,12 +370,23 @@ TEST(WireControlGolden, Hello) {
   m.rank = 0x0102;
   m.world_size = 0x0304;
   m.data_sockets = {{0xC0A80001u, 0x1F90}};
-  const auto expected = bytes({0x00, 0x00, 0x00, 0x15,                          // body length 21
-                               0x01, 0x01,                                      // version, type
-                               0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,  // job token
-                               0x01, 0x02, 0x03, 0x04, 0x01,                    // rank, world, n
-                               0xC0, 0xA8, 0x00, 0x01, 0x1F, 0x90});            // ipv4, port
+  for (std::size_t i = 0; i < kNonceBytes; ++i) m.nonce[i] = static_cast<std::uint8_t>(0x40 + i);
+  m.features = hello_features::kPacketMac;
+  auto expected = bytes({0x00, 0x00, 0x00, 0x36,                          // body length 54
+                         0x01, 0x01,                                      // version, type
+                         0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,  // job token
+                         0x01, 0x02, 0x03, 0x04, 0x01,                    // rank, world, n
+                         0xC0, 0xA8, 0x00, 0x01, 0x1F, 0x90});            // ipv4, port
+  for (std::size_t i = 0; i < kNonceBytes; ++i) expected.push_back(std::byte(0x40 + i));  // nonce
+  expected.push_back(std::byte{0x01});  // features: packet MAC
   EXPECT_EQ(frame_of(m), expected);
+}
+
+TEST(WireControlGolden, Authenticate) {
+  auto expected = bytes({0x00, 0x00, 0x00, 0x22,  // body length 34
+                         0x01, 0x09});            // version, type
+  for (std::size_t i = 0; i < kProofBytes; ++i) expected.push_back(std::byte(0xF0 - i));
+  EXPECT_EQ(frame_of(sample_authenticate()), expected);
 }
 
 TEST(WireControlGolden, FlowStart) {
@@ -459,7 +486,7 @@ TEST(WireControlReject, BadVersion) {
 }
 
 TEST(WireControlReject, BadControlType) {
-  for (const unsigned type : {0u, 9u, 10u, 0x80u, 255u}) {
+  for (const unsigned type : {0u, 10u, 11u, 0x80u, 255u}) {
     EXPECT_EQ(reject_of(bytes({0x01, type})), RejectReason::kBadControlType) << type;
     auto body = body_of(sample_stop());
     body[1] = static_cast<std::byte>(type);
@@ -555,6 +582,11 @@ TEST(WireControlReject, BadControlFieldHello) {
   m = sample_hello();
   m.rank = m.world_size;
   EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "rank outside world";
+  for (unsigned bit = 1; bit < 8; ++bit) {
+    m = sample_hello();
+    m.features = static_cast<std::uint8_t>(1u << bit);
+    EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "feature bit " << bit;
+  }
 }
 
 TEST(WireControlReject, BadControlFieldFlowStart) {

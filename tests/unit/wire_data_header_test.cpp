@@ -28,6 +28,13 @@ DataExpectations expectations(std::uint16_t local_rank = 1, std::uint32_t world_
   return e;
 }
 
+// The same for a job that authenticates its packets.
+DataExpectations mac_expectations() {
+  DataExpectations e = expectations();
+  e.packet_mac = true;
+  return e;
+}
+
 // A valid first packet of a 1000-float message cut into 360-float packets, from rank 2 to rank 1.
 DataHeader valid_header() {
   DataHeader h;
@@ -46,9 +53,10 @@ DataHeader valid_header() {
   return h;
 }
 
-// Header followed by payload_bytes bytes of payload (a recognizable pattern).
+// Header followed by payload_bytes bytes of payload (a recognizable pattern), and the MAC
+// trailer's bytes (the same pattern) when the header says it is authenticated.
 std::vector<std::byte> datagram_for(const DataHeader& h) {
-  std::vector<std::byte> d(kDataHeaderBytes + h.payload_bytes);
+  std::vector<std::byte> d(kDataHeaderBytes + h.payload_bytes + h.trailer_bytes());
   encode_data_header(h, d);
   for (std::size_t i = kDataHeaderBytes; i < d.size(); ++i) {
     d[i] = static_cast<std::byte>(i * 7u);
@@ -244,7 +252,8 @@ TEST(WireDataHeader, RoundTripLastShortPacket) {
   h.flags = data_flags::kAllKnown;
   h.payload_bytes = static_cast<std::uint16_t>(280 * kFloatBytes);
   const auto d = datagram_for(h);
-  const auto result = decode_data_packet(d, expectations());
+  EXPECT_EQ(d.size(), kDataHeaderBytes + 280 * kFloatBytes + kMacTrailerBytes);
+  const auto result = decode_data_packet(d, mac_expectations());
   ASSERT_TRUE(result.has_value()) << to_string(result.error());
   expect_same(*result, h);
   EXPECT_EQ(result->expected_floats(), 280u);
@@ -320,6 +329,39 @@ TEST(WireDataReject, BadFlags) {
     h.flags = static_cast<std::uint8_t>(data_flags::kProtected | (1u << bit));
     EXPECT_EQ(reject_of(datagram_for(h)), RejectReason::kBadFlags) << bit;
   }
+}
+
+TEST(WireDataReject, MacTrailerMustMatchTheJob) {
+  // A job with packet MACs refuses a packet without one, after the job token check.
+  EXPECT_EQ(reject_of(datagram_for(valid_header()), mac_expectations()), RejectReason::kMissingMac);
+  DataHeader other_job = valid_header();
+  other_job.job_token = kJob + 1;
+  EXPECT_EQ(reject_of(datagram_for(other_job), mac_expectations()), RejectReason::kWrongJob);
+  // A job without them does not know the flag.
+  DataHeader authenticated = valid_header();
+  authenticated.flags |= data_flags::kAuthenticated;
+  EXPECT_EQ(reject_of(datagram_for(authenticated)), RejectReason::kBadFlags);
+  // With it, the datagram must hold the whole trailer, no more and no less.
+  auto d = datagram_for(authenticated);
+  ASSERT_TRUE(decode_data_packet(d, mac_expectations()).has_value());
+  d.pop_back();
+  EXPECT_EQ(reject_of(d, mac_expectations()), RejectReason::kBadPayloadLength);
+  d.resize(d.size() + 2);
+  EXPECT_EQ(reject_of(d, mac_expectations()), RejectReason::kBadPayloadLength);
+}
+
+TEST(WireDataHeader, MacTrailerGoldenAndRoundTrip) {
+  MacTrailer trailer;
+  trailer.counter = 0x0102030405060708ull;
+  for (std::size_t i = 0; i < kMacTagBytes; ++i)
+    trailer.tag[i] = static_cast<std::uint8_t>(0xA0 + i);
+  std::vector<std::byte> out(kMacTrailerBytes);
+  encode_mac_trailer(trailer, out);
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(byte_at(out, i), i + 1) << i;
+  for (std::size_t i = 0; i < kMacTagBytes; ++i) EXPECT_EQ(byte_at(out, 8 + i), 0xA0 + i) << i;
+  const MacTrailer back = decode_mac_trailer(out);
+  EXPECT_EQ(back.counter, trailer.counter);
+  EXPECT_EQ(back.tag, trailer.tag);
 }
 
 TEST(WireDataReject, BadReserved) {
@@ -427,7 +469,6 @@ TEST(WireDataReject, ChecksRunInTheDocumentedOrder) {
   // Start from a datagram that violates every rule, then fix one rule at a time: each step must
   // report the next reason in the documented order.
   DataHeader h = valid_header();
-  h.flags = 0xFF;
   h.job_token = 0;
   h.dst_rank = 9;
   h.src_rank = 9;
@@ -436,6 +477,7 @@ TEST(WireDataReject, ChecksRunInTheDocumentedOrder) {
   h.payload_bytes = 12;
   auto d = datagram_for(h);
   d[0] = std::byte{9};
+  d[1] = std::byte{0xFF};  // every flag, known or not
   d[38] = std::byte{1};
   d.push_back(std::byte{0});
 
@@ -448,6 +490,7 @@ TEST(WireDataReject, ChecksRunInTheDocumentedOrder) {
   d[38] = std::byte{0};
   EXPECT_EQ(reject_of(d), RejectReason::kWrongJob);
   put_u64(d, 4, kJob);
+  EXPECT_EQ(reject_of(d, mac_expectations()), RejectReason::kMissingMac);
   EXPECT_EQ(reject_of(d), RejectReason::kWrongDestination);
   put_u16(d, 14, 1);
   EXPECT_EQ(reject_of(d), RejectReason::kBadSourceRank);
