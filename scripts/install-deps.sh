@@ -12,6 +12,7 @@ packages=(
   libns3-dev libgsl-dev
   libsodium-dev
   python3-matplotlib
+  python3-dev python3-numpy python3-torch pybind11-dev libtorch-dev dataset-fashion-mnist
 )
 
 missing=()

@@ -1,0 +1,190 @@
+"""Data-parallel training of a small CNN on Fashion-MNIST, with gradients carried by gloo, by the
+dlcp communication hook (over a gloo group) or by the dlcp backend. Run one process per rank:
+
+    torchrun --standalone --nproc_per_node 4 --redirects 1 --tee 1 \\
+        examples/fashion_mnist/train.py --mode hook --loss-budget 0.05 --drop-rate 0.02 \\
+        --epochs 5 --output hook.json
+
+Rank 0 prints one line per epoch and writes the whole record as JSON: time per epoch, test
+accuracy per epoch, delivered fraction of gradient contributions, replica divergence and the
+hook's Python time per bucket. --transport-host (or DLCP_BIND_HOST) sets the address dlcp binds
+to, for runs inside network namespaces; gloo follows GLOO_SOCKET_IFNAME as usual.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data  # noqa: E402
+from model import SmallCnn  # noqa: E402
+
+import dlcp.torch  # noqa: E402
+from dlcp.torch import metrics  # noqa: E402
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mode", choices=("gloo", "hook", "backend"), default="hook")
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--batch-size", type=int, default=64, help="per rank")
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--momentum", type=float, default=0.9)
+    parser.add_argument("--loss-budget", type=float, default=0.0,
+                        help="share of gradient contributions that may be lost (dlcp modes)")
+    parser.add_argument("--aggregation", choices=("unbiased", "zero_fill"), default="unbiased")
+    parser.add_argument("--drop-rate", type=float, default=0.0,
+                        help="injected receive-path packet loss in dlcp (loopback experiments)")
+    parser.add_argument("--burst", type=float, default=1.0, help="mean length of loss bursts")
+    parser.add_argument("--protected-share", type=float, default=None,
+                        help="share of each tensor's packets protected by magnitude (default 0.5)")
+    parser.add_argument("--mtu", type=int, default=1500,
+                        help="dlcp packet size (0 = the path's MTU, 64 KiB on loopback)")
+    parser.add_argument("--transport-host", default=os.environ.get("DLCP_BIND_HOST", ""),
+                        help="address dlcp binds to (default: DLCP_BIND_HOST, else automatic)")
+    parser.add_argument("--bucket-cap-mb", type=float, default=0.25)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per rank")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--limit-train", type=int, default=0, help="train on the first N images")
+    parser.add_argument("--target-accuracy", type=float, default=0.85)
+    parser.add_argument("--data-dir", default=data.DEFAULT_DIRECTORY)
+    parser.add_argument("--output", default="", help="JSON record (written by rank 0)")
+    args = parser.parse_args(argv)
+    if not 0.0 <= args.loss_budget <= 1.0:
+        parser.error(f"--loss-budget must be within [0, 1], got {args.loss_budget}")
+    if args.mode == "gloo" and (args.loss_budget or args.drop_rate):
+        parser.error("--loss-budget and --drop-rate apply to the dlcp modes only")
+    return args
+
+
+def dlcp_options(args, rank):
+    """Transport settings shared by the hook and the backend."""
+    options = dict(mtu=args.mtu, drop_rate=args.drop_rate, mean_burst_length=args.burst,
+                   drop_seed=1000 * args.seed + rank + 1)
+    if args.protected_share is not None:
+        options["protected_share"] = args.protected_share
+    if args.transport_host:
+        options["bind_host"] = args.transport_host
+    return options
+
+
+def set_up(args, model, rank):
+    """The process group and the DDP model for the chosen mode; returns (ddp, statistics)."""
+    if args.mode == "backend":
+        options = dlcp.torch.Options(loss_budget=args.loss_budget, aggregation=args.aggregation,
+                                     **dlcp_options(args, rank))
+        dist.init_process_group("dlcp", pg_options=options)
+        group = dist.distributed_c10d._get_default_group()
+        ddp = DDP(model, bucket_cap_mb=args.bucket_cap_mb)
+        return ddp, group.reset_totals, lambda: dlcp.torch.statistics(group)
+    dist.init_process_group("gloo")
+    ddp = DDP(model, bucket_cap_mb=args.bucket_cap_mb)
+    if args.mode == "gloo":
+        return ddp, lambda: None, lambda: {}
+    state = dlcp.torch.HookState(
+        model, loss_budget=args.loss_budget,
+        options=dlcp.torch.Options(aggregation=args.aggregation, **dlcp_options(args, rank)))
+    ddp.register_comm_hook(state, dlcp.torch.comm_hook)
+    return ddp, state.reset_statistics, state.statistics
+
+
+def evaluate(model, images, labels, rank, world_size):
+    """Test accuracy over the whole test set, each rank scoring its share."""
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for start in range(rank * 1000, len(images), world_size * 1000):
+            batch = slice(start, start + 1000)
+            correct += (model(images[batch]).argmax(1) == labels[batch]).sum().item()
+    model.train()
+    counts = torch.tensor([float(correct)])
+    dist.all_reduce(counts)
+    return metrics.accuracy(counts.item(), len(images))
+
+
+def divergence(model, world_size):
+    """Largest parameter difference between the replicas (rank 0 computes it)."""
+    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    gathered = [torch.empty_like(flat) for _ in range(world_size)]
+    dist.all_gather(gathered, flat)
+    return metrics.replica_divergence(gathered)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    model = SmallCnn()
+    ddp, reset_statistics, read_statistics = set_up(args, model, int(os.environ.get("RANK", 0)))
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    train_images, train_labels = data.load("train", args.data_dir)
+    if args.limit_train:
+        train_images = train_images[: args.limit_train]
+        train_labels = train_labels[: args.limit_train]
+    test_images, test_labels = data.load("t10k", args.data_dir)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=args.momentum)
+
+    record = {"config": {**vars(args), "world_size": world_size}, "epochs": []}
+    elapsed = 0.0
+    for epoch in range(1, args.epochs + 1):
+        indices = data.shard_indices(len(train_images), rank, world_size, epoch, args.seed)
+        reset_statistics()
+        dist.barrier()
+        start = time.perf_counter()
+        loss_sum, steps = 0.0, 0
+        phases = {"forward_seconds": 0.0, "backward_seconds": 0.0, "optimizer_seconds": 0.0}
+        for first in range(0, len(indices) - args.batch_size + 1, args.batch_size):
+            batch = indices[first : first + args.batch_size]
+            optimizer.zero_grad()
+            t0 = time.perf_counter()
+            loss = torch.nn.functional.cross_entropy(ddp(train_images[batch]), train_labels[batch])
+            t1 = time.perf_counter()
+            loss.backward()  # includes waiting for the gradient transfers
+            t2 = time.perf_counter()
+            optimizer.step()
+            phases["forward_seconds"] += t1 - t0
+            phases["backward_seconds"] += t2 - t1
+            phases["optimizer_seconds"] += time.perf_counter() - t2
+            loss_sum += loss.item()
+            steps += 1
+        dist.barrier()
+        seconds = time.perf_counter() - start
+        elapsed += seconds
+        statistics = read_statistics()
+        entry = {
+            "epoch": epoch,
+            "train_seconds": seconds,
+            "elapsed_seconds": elapsed,
+            "steps": steps,
+            **phases,
+            "train_loss": metrics.per_item(loss_sum, steps),
+            "test_accuracy": evaluate(model, test_images, test_labels, rank, world_size),
+            "divergence": divergence(model, world_size),
+            "dlcp": statistics,
+        }
+        record["epochs"].append(entry)
+        if rank == 0:
+            delivered = statistics.get("delivered_fraction", 1.0)
+            print(f"epoch {epoch}: {seconds:.2f} s, loss {entry['train_loss']:.4f}, "
+                  f"test accuracy {entry['test_accuracy']:.4f}, delivered {delivered:.4f}, "
+                  f"divergence {entry['divergence']['max_abs']:.3g}", flush=True)
+
+    history = [(e["elapsed_seconds"], e["test_accuracy"]) for e in record["epochs"]]
+    record["final_accuracy"] = history[-1][1]
+    record["mean_epoch_seconds"] = metrics.per_item(elapsed, args.epochs)
+    record["time_to_target_seconds"] = metrics.time_to_accuracy(history, args.target_accuracy)
+    if rank == 0 and args.output:
+        with open(args.output, "w") as file:
+            json.dump(record, file, indent=1)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

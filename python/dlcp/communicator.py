@@ -1,0 +1,69 @@
+"""The communicator for Python: collectives over float32 numpy arrays (or any float32 buffer).
+
+    import numpy as np, dlcp
+    store = dlcp.TcpStore.serve_or_connect("127.0.0.1", 29500, rank == 0)
+    comm = dlcp.Communicator(store, rank, world_size)
+    grads = np.ones(1 << 20, dtype=np.float32)
+    result = comm.allreduce(grads, layer=3, num_layers=50, loss_budget=0.05, op="average").wait()
+    print(result.delivered_fraction)
+
+Collectives run asynchronously; every rank must issue them in the same order. The buffers stay
+referenced until the collective is done, even if the Work handle is dropped.
+"""
+
+from . import _core
+from .options import collective_options, communicator_options
+
+
+class Communicator:
+    def __init__(self, store, rank, world_size, options=None, **kwargs):
+        """Joins the job (collective over all ranks). `options` is a CommunicatorOptions, or pass
+        its fields as keywords (see dlcp.options.COMMUNICATOR_FIELDS)."""
+        if options is not None and kwargs:
+            raise TypeError("pass either options= or option keywords, not both")
+        if options is None:
+            options = communicator_options(**kwargs)
+        self._impl = _core.Communicator(store, rank, world_size, options)
+
+    @property
+    def rank(self):
+        return self._impl.rank
+
+    @property
+    def size(self):
+        return self._impl.size
+
+    @property
+    def is_server(self):
+        return self._impl.is_server
+
+    def allreduce(self, values, **options):
+        """In-place all-reduce of a float32 buffer; keywords as dlcp.collective_options."""
+        return self._impl.allreduce(values, collective_options(**options))
+
+    def broadcast(self, values, root, **options):
+        return self._impl.broadcast(values, root, collective_options(**options))
+
+    def allgather(self, input, output, **options):
+        """output (world size x len(input) floats) = every rank's input, in rank order."""
+        return self._impl.allgather(input, output, collective_options(**options))
+
+    def barrier(self):
+        self._impl.barrier()
+
+    def serve(self):
+        """Parameter-server ranks: serve until every worker is gone."""
+        self._impl.serve()
+
+    def counters(self):
+        return self._impl.counters()
+
+    def close(self):
+        """Waits for every collective and leaves the job. Idempotent."""
+        self._impl.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

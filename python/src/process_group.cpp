@@ -1,0 +1,328 @@
+#include "process_group.hpp"
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <utility>
+
+#include "argument_check.hpp"
+#include "future_work.hpp"
+#include "tensor_buffers.hpp"
+#include "torch_store.hpp"
+
+namespace dlcp::python {
+namespace {
+
+[[noreturn]] void invalid(const std::string& what) {
+  throw Error(ErrorCode::kInvalidArgument, -1, "dlcp.torch.Options: " + what);
+}
+
+const char* reduce_op_name(const c10d::ReduceOp& op) {
+  switch (op.op_) {
+    case c10d::ReduceOp::SUM:
+      return "SUM";
+    case c10d::ReduceOp::AVG:
+      return "AVG";
+    case c10d::ReduceOp::PRODUCT:
+      return "PRODUCT";
+    case c10d::ReduceOp::MIN:
+      return "MIN";
+    case c10d::ReduceOp::MAX:
+      return "MAX";
+    default:
+      return "a bitwise or pre-multiplied op";
+  }
+}
+
+ReduceOp to_dlcp(const c10d::ReduceOp& op) {
+  if (op == c10d::ReduceOp::SUM) return ReduceOp::kSum;
+  if (op == c10d::ReduceOp::AVG) return ReduceOp::kAverage;
+  throw Error(ErrorCode::kInvalidArgument, -1,
+              c10::str("dlcp: all_reduce supports ReduceOp.SUM and ReduceOp.AVG, got ReduceOp.",
+                       reduce_op_name(op), " (use a gloo group for it)"));
+}
+
+at::Tensor only_tensor(const std::vector<at::Tensor>& tensors, const char* what) {
+  require(tensors.size() == 1, "dlcp: ", what, " takes one tensor per rank, got ", tensors.size(),
+          " (the dlcp backend drives one CPU device per process)");
+  return tensors[0];
+}
+
+}  // namespace
+
+void BackendOptions::validate(int world_size) const {
+  communicator.validate(world_size);
+  if (!(loss_budget >= 0 && loss_budget <= 1)) {
+    invalid("loss_budget must be within [0, 1], got " + std::to_string(loss_budget));
+  }
+  if (lossy_min_entries < 0) {
+    invalid("lossy_min_entries must be >= 0, got " + std::to_string(lossy_min_entries));
+  }
+  if (num_layers < 1) invalid("num_layers must be >= 1, got " + std::to_string(num_layers));
+  if (layer < 0 || layer >= num_layers) {
+    invalid("layer must be within [0, num_layers - 1 = " + std::to_string(num_layers - 1) +
+            "], got " + std::to_string(layer));
+  }
+  if (deadline.count() <= 0) {
+    invalid("deadline_ms must be positive, got " + std::to_string(deadline.count()));
+  }
+}
+
+ProcessGroupDlcp::ProcessGroupDlcp(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                   const BackendOptions& options)
+    : c10d::ProcessGroup(rank, size), options_(options) {
+  options_.validate(size);
+  TorchStore rendezvous(store);
+  communicator_ = Communicator::create(rendezvous, rank, size, options_.communicator);
+  completer_ = std::make_unique<FutureCompleter>();
+}
+
+ProcessGroupDlcp::~ProcessGroupDlcp() {
+  // Python may drop the last reference while holding the GIL, and a pending future's Python
+  // callback (a hook's .then) needs the GIL to finish: let go of it while draining.
+  if (Py_IsInitialized() && PyGILState_Check()) {
+    pybind11::gil_scoped_release release;
+    shutdown();
+  } else {
+    shutdown();
+  }
+}
+
+void ProcessGroupDlcp::shutdown() {
+  std::shared_ptr<Communicator> leaving;
+  {
+    std::lock_guard lock(mutex_);
+    leaving = std::move(communicator_);
+  }
+  if (completer_) completer_->drain();
+  leaving.reset();  // waits for the communicator's queue, then says goodbye to the peers
+}
+
+std::shared_ptr<Communicator> ProcessGroupDlcp::live(const char* what) const {
+  std::lock_guard lock(mutex_);
+  if (!communicator_) {
+    throw Error(ErrorCode::kAborted, -1,
+                std::string("dlcp: ") + what + " on a process group that was shut down");
+  }
+  return communicator_;
+}
+
+CollectiveOptions ProcessGroupDlcp::collective_options(double loss_budget, int layer) const {
+  CollectiveOptions collective;
+  collective.layer = layer;
+  collective.num_layers = options_.num_layers;
+  collective.loss_budget = loss_budget;
+  collective.aggregation = options_.aggregation;
+  collective.deadline = options_.deadline;
+  return collective;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::work(
+    c10::intrusive_ptr<c10::ivalue::Future> future, c10d::OpType type) const {
+  return c10::make_intrusive<FutureWork>(std::move(future), getRank(), type);
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> ProcessGroupDlcp::post(FutureCompleter::Job job) {
+  job.future = make_tensor_list_future();
+  auto future = job.future;
+  completer_->add(std::move(job));
+  return future;
+}
+
+void ProcessGroupDlcp::count(const std::vector<CollectiveResult>& results, std::uint64_t lossy) {
+  std::lock_guard lock(mutex_);
+  totals_.collectives += results.size();
+  totals_.lossy_collectives += lossy;
+  for (const CollectiveResult& result : results) {
+    totals_.entries += result.entries;
+    totals_.contributions_expected += result.contributions_expected;
+    totals_.contributions_received += result.contributions_received;
+    totals_.broadcast_entries_missing += result.broadcast_entries_missing;
+    totals_.seconds += result.seconds;
+  }
+}
+
+CollectiveTotals ProcessGroupDlcp::totals() const {
+  std::lock_guard lock(mutex_);
+  return totals_;
+}
+
+void ProcessGroupDlcp::reset_totals() {
+  std::lock_guard lock(mutex_);
+  totals_ = {};
+}
+
+TransportCounters ProcessGroupDlcp::counters() const {
+  return live("counters")->counters();
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::broadcast(std::vector<at::Tensor>& tensors,
+                                                           const c10d::BroadcastOptions& opts) {
+  const at::Tensor tensor = only_tensor(tensors, "broadcast");
+  require(opts.rootTensor == 0, "dlcp: broadcast rootTensor must be 0");
+  auto buffer = std::make_shared<TensorBuffer>(TensorBuffer::for_bytes(tensor, "broadcast tensor"));
+  FutureCompleter::Job job;
+  job.works.push_back(live("broadcast")
+                          ->broadcast(buffer->floats(), static_cast<int>(opts.rootRank),
+                                      collective_options(0, options_.layer)));
+  job.finish = [this, buffer](const std::vector<CollectiveResult>& results) {
+    buffer->finish();
+    count(results, 0);
+  };
+  job.value = {tensor};
+  return work(post(std::move(job)), c10d::OpType::BROADCAST);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::allreduce(std::vector<at::Tensor>& tensors,
+                                                           const c10d::AllreduceOptions& opts) {
+  const at::Tensor tensor = only_tensor(tensors, "all_reduce");
+  const ReduceOp op = to_dlcp(opts.reduceOp);
+  auto buffer = std::make_shared<TensorBuffer>(
+      TensorBuffer::for_reduction(tensor, getSize(), "all_reduce tensor"));
+  require(op == ReduceOp::kSum || buffer->floating_point(),
+          "dlcp: ReduceOp.AVG of an integer tensor is not supported (sum, then divide)");
+  // Integers count things, and small tensors gain nothing from an early finish: both exact.
+  const bool lossy = options_.loss_budget > 0 && buffer->floating_point() &&
+                     tensor.numel() >= options_.lossy_min_entries;
+  CollectiveOptions collective =
+      collective_options(lossy ? options_.loss_budget : 0, options_.layer);
+  collective.op = op;
+  FutureCompleter::Job job;
+  job.works.push_back(live("all_reduce")->allreduce(buffer->floats(), collective));
+  job.finish = [this, buffer, lossy](const std::vector<CollectiveResult>& results) {
+    buffer->finish();
+    count(results, lossy ? 1 : 0);
+  };
+  job.value = {tensor};
+  return work(post(std::move(job)), c10d::OpType::ALLREDUCE);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::allgather(
+    std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions& /*opts*/) {
+  const at::Tensor input = only_tensor(inputs, "all_gather");
+  require(outputs.size() == 1, "dlcp: all_gather takes one output list per rank, got ",
+          outputs.size());
+  const std::vector<at::Tensor>& targets = outputs[0];
+  require(static_cast<int>(targets.size()) == getSize(), "dlcp: all_gather needs ", getSize(),
+          " output tensors (one per rank), got ", targets.size());
+  for (const at::Tensor& target : targets) {
+    require_dense_cpu(target, "all_gather output");
+    require(target.scalar_type() == input.scalar_type() && target.numel() == input.numel(),
+            "dlcp: every all_gather output must match the input's dtype and size (",
+            c10::toString(input.scalar_type()), ", ", input.numel(), " entries)");
+  }
+  auto in = std::make_shared<TensorBuffer>(TensorBuffer::for_bytes(input, "all_gather input"));
+  const auto slot = static_cast<std::int64_t>(in->floats().size());
+  auto gathered = at::empty({slot * getSize()}, at::TensorOptions().dtype(at::kFloat));
+  FutureCompleter::Job job;
+  job.works.push_back(
+      live("all_gather")
+          ->allgather(in->floats(),
+                      {gathered.data_ptr<float>(), static_cast<std::size_t>(gathered.numel())},
+                      collective_options(0, options_.layer)));
+  job.finish = [this, in, gathered, targets, slot](const std::vector<CollectiveResult>& results) {
+    for (std::size_t rank = 0; rank < targets.size(); ++rank) {
+      unpack_bytes(gathered.narrow(0, static_cast<std::int64_t>(rank) * slot, slot), targets[rank]);
+    }
+    count(results, 0);
+  };
+  job.value = targets;
+  return work(post(std::move(job)), c10d::OpType::ALLGATHER);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::_allgather_base(
+    at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& /*opts*/) {
+  require_dense_cpu(output, "all_gather_into_tensor output");
+  require(output.is_contiguous(), "dlcp: all_gather_into_tensor output must be contiguous");
+  require(
+      output.scalar_type() == input.scalar_type() && output.numel() == input.numel() * getSize(),
+      "dlcp: all_gather_into_tensor output must hold world size x the input (", getSize(), " x ",
+      input.numel(), " entries of ", c10::toString(input.scalar_type()), ")");
+  auto in = std::make_shared<TensorBuffer>(TensorBuffer::for_bytes(input, "all_gather input"));
+  const auto slot = static_cast<std::int64_t>(in->floats().size());
+  auto gathered = at::empty({slot * getSize()}, at::TensorOptions().dtype(at::kFloat));
+  FutureCompleter::Job job;
+  job.works.push_back(
+      live("all_gather_into_tensor")
+          ->allgather(in->floats(),
+                      {gathered.data_ptr<float>(), static_cast<std::size_t>(gathered.numel())},
+                      collective_options(0, options_.layer)));
+  const at::Tensor flat = output.detach().view({-1});
+  const std::int64_t per_rank = input.numel();
+  job.finish = [this, in, gathered, flat, slot, per_rank,
+                size = getSize()](const std::vector<CollectiveResult>& results) {
+    for (std::int64_t rank = 0; rank < size; ++rank) {
+      unpack_bytes(gathered.narrow(0, rank * slot, slot),
+                   flat.narrow(0, rank * per_rank, per_rank));
+    }
+    count(results, 0);
+  };
+  job.value = {output};
+  return work(post(std::move(job)), c10d::OpType::_ALLGATHER_BASE);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::barrier(const c10d::BarrierOptions& /*opts*/) {
+  live("barrier")->barrier();
+  auto future = make_tensor_list_future();
+  future->markCompleted(c10::IValue(std::vector<at::Tensor>{}));
+  return work(std::move(future), c10d::OpType::BARRIER);
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> ProcessGroupDlcp::allreduce_slices(
+    const at::Tensor& buffer, const std::vector<BufferSlice>& slices, int num_layers, ReduceOp op,
+    double broadcast_loss_budget) {
+  require_dense_cpu(buffer, "gradient bucket");
+  require(buffer.scalar_type() == at::kFloat && buffer.is_contiguous(),
+          "dlcp: the communication hook handles contiguous float32 gradient buckets, got ",
+          c10::toString(buffer.scalar_type()), buffer.is_contiguous() ? "" : " (non-contiguous)");
+  require(!slices.empty(), "dlcp: allreduce_slices needs at least one slice");
+  // Validate every slice before posting any, so a bad one leaves nothing half-posted.
+  std::vector<CollectiveOptions> collectives;
+  std::uint64_t lossy = 0;
+  for (const BufferSlice& slice : slices) {
+    require(slice.offset >= 0 && slice.length > 0 && slice.offset + slice.length <= buffer.numel(),
+            "dlcp: slice [", slice.offset, ", ", slice.offset + slice.length,
+            ") does not fit a bucket of ", buffer.numel(), " entries");
+    CollectiveOptions collective = collective_options(slice.loss_budget, slice.layer);
+    collective.num_layers = num_layers;
+    collective.op = op;
+    collective.broadcast_loss_budget = broadcast_loss_budget;
+    collective.validate();
+    collectives.push_back(collective);
+    if (slice.loss_budget > 0) ++lossy;
+  }
+  const auto communicator = live("allreduce_slices");
+  float* data = buffer.data_ptr<float>();
+  FutureCompleter::Job job;
+  for (std::size_t k = 0; k < slices.size(); ++k) {
+    job.works.push_back(communicator->allreduce(
+        {data + slices[k].offset, static_cast<std::size_t>(slices[k].length)}, collectives[k]));
+  }
+  job.finish = [this, lossy](const std::vector<CollectiveResult>& results) {
+    count(results, lossy);
+  };
+  job.value = {buffer};
+  return post(std::move(job));
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> ProcessGroupDlcp::broadcast_tensors(
+    const std::vector<at::Tensor>& tensors, int root) {
+  const auto communicator = live("broadcast_tensors");
+  FutureCompleter::Job job;
+  std::vector<std::shared_ptr<TensorBuffer>> buffers;
+  for (const at::Tensor& tensor : tensors) {
+    buffers.push_back(
+        std::make_shared<TensorBuffer>(TensorBuffer::for_bytes(tensor, "re-sync tensor")));
+    job.works.push_back(
+        communicator->broadcast(buffers.back()->floats(), root, collective_options(0, 0)));
+  }
+  job.finish = [this, buffers](const std::vector<CollectiveResult>& results) {
+    for (const auto& buffer : buffers) buffer->finish();
+    count(results, 0);
+  };
+  job.value = tensors;
+  return post(std::move(job));
+}
+
+}  // namespace dlcp::python

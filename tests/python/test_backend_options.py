@@ -1,0 +1,102 @@
+"""Bad options, unsupported tensors and failures of the dlcp backend raise clear errors."""
+
+import datetime
+import threading
+import unittest
+
+import torch
+import torch.distributed as dist
+
+import dlcp
+import dlcp.torch
+
+
+class OptionsTest(unittest.TestCase):
+    def test_unknown_option_is_named(self):
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "unknown dlcp.torch option 'bud"):
+            dlcp.torch.Options(budget=0.1)
+
+    def test_out_of_range_values_are_named(self):
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "loss_budget must be within"):
+            dlcp.torch.Options(loss_budget=2.0)
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "layer must be within"):
+            dlcp.torch.Options(layer=3, num_layers=2)
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "drop_rate"):
+            dlcp.torch.Options(drop_rate=-0.5)
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "aggregation='fancy'"):
+            dlcp.torch.Options(aggregation="fancy")
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "parameter-server"):
+            dlcp.torch.Options(algorithm="ps")
+
+
+class WorldOfOneTest(unittest.TestCase):
+    """A one-rank default group: enough to exercise argument checks without other processes."""
+
+    @classmethod
+    def setUpClass(cls):
+        dist.init_process_group("dlcp", store=dist.HashStore(), rank=0, world_size=1)
+
+    @classmethod
+    def tearDownClass(cls):
+        dist.destroy_process_group()
+
+    def test_collectives_work(self):
+        values = torch.arange(6, dtype=torch.float32).reshape(2, 3).t()  # not contiguous
+        dist.all_reduce(values)
+        self.assertTrue(torch.equal(values, torch.arange(6, dtype=torch.float32).reshape(2, 3).t()))
+        self.assertEqual(dist.get_backend(), "dlcp")
+
+    def test_unsupported_tensors_are_refused_with_reasons(self):
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "sparse"):
+            dist.all_reduce(torch.eye(3).to_sparse())
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "cannot sum .* of dtype Bool"):
+            dist.all_reduce(torch.ones(3, dtype=torch.bool))
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "beyond which float32 is not exact"):
+            dist.all_reduce(torch.tensor([2**25], dtype=torch.int64))
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "ReduceOp.AVG of an integer"):
+            dist.all_reduce(torch.ones(3, dtype=torch.int32), op=dist.ReduceOp.AVG)
+        with self.assertRaisesRegex(RuntimeError, "got ReduceOp.MIN"):
+            dist.all_reduce(torch.ones(3), op=dist.ReduceOp.MIN)
+
+    def test_wrong_pg_options_type(self):
+        with self.assertRaisesRegex(TypeError, "pg_options must be dlcp.torch.Options, got dict"):
+            dist.new_group(backend="dlcp", pg_options={"loss_budget": 0.1})
+
+    def test_hook_state_errors_name_the_option(self):
+        model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2))
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "2 layers"):
+            dlcp.torch.HookState(model, loss_budget=[0.1, 0.1, 0.1])
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "layer 0 must be within"):
+            dlcp.torch.HookState(model, loss_budget=lambda layer, n: -1.0)
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "pass loss_budget to HookState"):
+            dlcp.torch.HookState(model, options=dlcp.torch.Options(loss_budget=0.1))
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "no trainable parameters"):
+            dlcp.torch.HookState(torch.nn.ReLU())
+
+
+class PeerFailureTest(unittest.TestCase):
+    def test_collective_after_a_peer_left_raises_a_dlcp_error(self):
+        store = dist.HashStore()
+        groups = [None, None]
+
+        def create(rank):
+            options = dlcp.torch.Options(deadline_ms=3000).build(2, datetime.timedelta(seconds=10))
+            groups[rank] = dlcp.torch.ProcessGroupDlcp(store, rank, 2, options)
+
+        threads = [threading.Thread(target=create, args=(rank,)) for rank in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        groups[1].shutdown()
+        with self.assertRaises(dlcp.DlcpError) as caught:
+            work = groups[0].allreduce([torch.ones(1000)])
+            work.wait()
+        self.assertIn("1", str(caught.exception))
+        with self.assertRaisesRegex(dlcp.AbortedError, "shut down"):
+            groups[1].allreduce([torch.ones(10)])
+        groups[0].shutdown()
+
+
+if __name__ == "__main__":
+    unittest.main()

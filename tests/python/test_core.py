@@ -1,0 +1,128 @@
+"""The dlcp Python module without torch: stores, the communicator over numpy, errors."""
+
+import threading
+import unittest
+
+import numpy as np
+
+import dlcp
+
+
+def run_ranks(world_size, body):
+    """Runs body(rank, communicator) on one thread per rank over an in-process store."""
+    store = dlcp.HashStore()
+    results, errors = {}, []
+
+    def rank_main(rank):
+        try:
+            with dlcp.Communicator(store, rank, world_size) as communicator:
+                results[rank] = body(rank, communicator)
+        except Exception as error:  # reported by the test thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=rank_main, args=(rank,)) for rank in range(world_size)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    if errors:
+        raise errors[0]
+    return results
+
+
+class CommunicatorTest(unittest.TestCase):
+    def test_collectives_over_numpy(self):
+        def body(rank, comm):
+            values = np.full(50000, rank + 1.0, dtype=np.float32)
+            result = comm.allreduce(values, op="average", layer=1, num_layers=4).wait()
+            root_values = np.arange(100, dtype=np.float32) * (rank == 0)
+            comm.broadcast(root_values, 0).wait()
+            gathered = np.zeros(3 * comm.size, dtype=np.float32)
+            comm.allgather(np.full(3, float(rank), dtype=np.float32), gathered).wait()
+            comm.barrier()
+            return values, result, root_values, gathered
+
+        results = run_ranks(3, body)
+        for values, result, root_values, gathered in results.values():
+            np.testing.assert_array_equal(values, np.full(50000, 2.0, dtype=np.float32))
+            self.assertEqual(result.entries, 50000)
+            self.assertEqual(result.delivered_fraction, 1.0)
+            np.testing.assert_array_equal(root_values, np.arange(100, dtype=np.float32))
+            np.testing.assert_array_equal(gathered, [0, 0, 0, 1, 1, 1, 2, 2, 2])
+
+    def test_lossy_allreduce_reports_loss_and_stays_consistent(self):
+        store = dlcp.HashStore()
+        results = {}
+
+        def rank_main(rank):
+            options = dlcp.communicator_options(
+                mtu=1500, protected_share=0.0, drop_rate=0.1, drop_seed=rank + 7
+            )
+            with dlcp.Communicator(store, rank, 2, options) as comm:
+                values = np.random.default_rng(rank).standard_normal(200000).astype(np.float32)
+                result = comm.allreduce(values, op="average", loss_budget=0.2).wait()
+                results[rank] = (values, result)
+
+        threads = [threading.Thread(target=rank_main, args=(rank,)) for rank in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        self.assertEqual(len(results), 2)
+        np.testing.assert_array_equal(results[0][0], results[1][0])
+        fractions = [result.delivered_fraction for _, result in results.values()]
+        self.assertTrue(all(0.7 < fraction < 1.0 for fraction in fractions), fractions)
+
+    def test_buffers_must_be_float32_and_contiguous(self):
+        def body(rank, comm):
+            with self.assertRaisesRegex(TypeError, "float32"):
+                comm.allreduce(np.zeros(4, dtype=np.float64))
+            with self.assertRaisesRegex(ValueError, "C-contiguous"):
+                comm.allreduce(np.zeros(8, dtype=np.float32)[::2])
+            return True
+
+        self.assertEqual(run_ranks(1, body), {0: True})
+
+
+class OptionsTest(unittest.TestCase):
+    def test_unknown_option_is_named(self):
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "unknown communicator option 'pa"):
+            dlcp.communicator_options(pathz=2)
+
+    def test_range_errors_come_from_cpp_with_the_field(self):
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "paths must be 1..64"):
+            dlcp.communicator_options(paths=0)
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "loss_budget must be within"):
+            dlcp.collective_options(loss_budget=1.5)
+
+    def test_wrong_type_and_choice(self):
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "paths='x' has the wrong type"):
+            dlcp.communicator_options(paths="x")
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "op='max' is not one of"):
+            dlcp.collective_options(op="max")
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "unknown algorithm"):
+            dlcp.communicator_options(algorithm="tree")
+
+    def test_invalid_argument_is_also_a_value_error(self):
+        self.assertTrue(issubclass(dlcp.InvalidArgumentError, ValueError))
+        self.assertTrue(issubclass(dlcp.DeadlineError, TimeoutError))
+
+
+class StoreTest(unittest.TestCase):
+    def test_tcp_store_round_trip_and_deadline(self):
+        server = dlcp.TcpStore.serve_or_connect("127.0.0.1", 0, True, timeout_ms=2000)
+        client = dlcp.TcpStore("127.0.0.1", server.port, timeout_ms=2000)
+        client.set("key", b"\x00value")
+        self.assertEqual(server.get("key"), b"\x00value")
+        self.assertEqual(client.add("counter", 5), 5)
+        self.assertTrue(server.check(["key", "counter"]))
+        prefixed = dlcp.PrefixStore("job", client)
+        prefixed.set("a", b"1")
+        self.assertEqual(server.get("job/a"), b"1")
+        with self.assertRaises(dlcp.DeadlineError) as caught:
+            client.wait(["missing"], timeout_ms=100)
+        self.assertIn("missing", str(caught.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
