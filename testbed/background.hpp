@@ -43,6 +43,9 @@ class BackgroundTraffic {
   BackgroundTraffic& operator=(const BackgroundTraffic&) = delete;
 
   const std::vector<BackgroundFlow>& flows() const { return flows_; }
+  // Leaves the flows running after this object is gone (`dlcp testbed up --background`):
+  // tearing the testbed down kills every process in its namespaces.
+  void release() { pids_.clear(); }
 
  private:
   pid_t spawn(const std::string& ns, const std::vector<std::string>& argv);

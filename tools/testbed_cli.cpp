@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "background.hpp"
 #include "switch/switch_plan.hpp"
 #include "testbed.hpp"
 #include "topology.hpp"
@@ -79,6 +80,9 @@ std::function<int()> add_testbed_commands(CLI::App& app) {
   bed->require_subcommand(1);
   auto* up = bed->add_subcommand("up", "Build it and leave it up (until `dlcp testbed down`)");
   add_testbed_options(up, *network);
+  auto with_background = std::make_shared<bool>(false);
+  up->add_flag("--background", *with_background,
+               "Start the background TCP/UDP floods too (they run until `dlcp testbed down`)");
   auto* down = bed->add_subcommand("down", "Remove everything the testbed created");
   down->add_option("--prefix", network->prefix, "Namespace name prefix");
   auto* status = bed->add_subcommand("status", "Show what the testbed has created");
@@ -100,6 +104,16 @@ std::function<int()> add_testbed_commands(CLI::App& app) {
     testbed::SystemCommands runner;
     if (up->parsed()) {
       testbed::Testbed built(runner, *network, testbed::Persistence::kUntilRemoved);
+      if (*with_background) {
+        try {
+          testbed::BackgroundTraffic load(*network, testbed::BackgroundOptions{});
+          load.release();
+          std::cout << "background: " << load.flows().size() << " iperf3 flows\n";
+        } catch (...) {
+          built.tear_down();  // all or nothing: no half-loaded network left behind
+          throw;
+        }
+      }
       std::cout << "testbed up: " << network->hosts << " hosts, " << network->spines
                 << " spines at " << network->port.rate_bps / 1e6 << " Mbit/s, MTU "
                 << network->port.mtu << "; run commands in a host with `ip netns exec "

@@ -48,6 +48,9 @@ def parse_args(argv=None):
                         help="dlcp packet size (0 = the path's MTU, 64 KiB on loopback)")
     parser.add_argument("--transport-host", default=os.environ.get("DLCP_BIND_HOST", ""),
                         help="address dlcp binds to (default: DLCP_BIND_HOST, else automatic)")
+    parser.add_argument("--spine-addresses", default="",
+                        help="comma-separated local addresses, one per switch path: dlcp binds a "
+                             "data socket to each and sprays over them (testbed runs)")
     parser.add_argument("--bucket-cap-mb", type=float, default=0.25)
     parser.add_argument("--threads", type=int, default=1, help="torch threads per rank")
     parser.add_argument("--seed", type=int, default=0)
@@ -71,6 +74,10 @@ def dlcp_options(args, rank):
         options["protected_share"] = args.protected_share
     if args.transport_host:
         options["bind_host"] = args.transport_host
+    if args.spine_addresses:
+        addresses = [a for a in args.spine_addresses.split(",") if a]
+        # Two data sockets per path, as the transport's own benchmarks use them.
+        options.update(local_addresses=addresses, paths=2 * len(addresses))
     return options
 
 

@@ -261,8 +261,8 @@ void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& 
 
   const TimePoint now = SteadyClock::now();
   peer.rate.emplace(options_.rate);
-  const auto burst = std::max<std::uint64_t>(16 * peer.datagram_bytes, 256 * 1024);
-  peer.pacer.emplace(peer.rate->rate(), burst, now);
+  peer.pacer.emplace(peer.rate->rate(), burst_for_rate(peer.rate->rate(), peer.datagram_bytes),
+                     now);
   peer.paths.emplace(peer.data_addresses.size());
   peer.path_sent.assign(peer.data_addresses.size(), 0);
   peer.feedback_path.assign(sockets_.size(), 0);

@@ -39,6 +39,13 @@ void Pacer::set_rate(double rate_bytes_per_s, TimePoint now) {
   rate_ = rate_bytes_per_s;
 }
 
+void Pacer::set_burst(std::uint64_t burst_bytes, TimePoint now) {
+  check_burst(burst_bytes);
+  refill(now);
+  burst_ = static_cast<double>(burst_bytes);
+  tokens_ = std::min(tokens_, burst_);
+}
+
 // Tokens accrue as tokens_ + rate_ * to_seconds(elapsed); wait_for() inverts exactly this
 // expression, so available(now + wait_for(b, now)) >= b holds bit for bit.
 void Pacer::refill(TimePoint now) {
@@ -77,6 +84,16 @@ Duration Pacer::wait_for(std::uint64_t bytes, TimePoint now) {
   // If `now` was earlier than the last refill, the tokens are counted from last_.
   if (last_ > now) wait += last_ - now;
   return wait;
+}
+
+std::uint64_t burst_for_rate(double rate_bytes_per_s, std::uint64_t datagram_bytes) {
+  check_rate(rate_bytes_per_s);
+  constexpr double kBurstSeconds = 1e-3;
+  const std::uint64_t floor = 4 * datagram_bytes;
+  const std::uint64_t ceiling = std::max<std::uint64_t>(16 * datagram_bytes, 256 * 1024);
+  const double window = std::ceil(rate_bytes_per_s * kBurstSeconds);
+  if (window >= static_cast<double>(ceiling)) return ceiling;
+  return std::max(floor, static_cast<std::uint64_t>(window));
 }
 
 }  // namespace dlcp::transport

@@ -15,6 +15,9 @@ class Pacer {
   // Changes the rate; tokens accumulated so far are kept (capped at the burst).
   void set_rate(double rate_bytes_per_s, TimePoint now);
   double rate() const { return rate_; }
+  // Changes the burst (> 0); tokens above the new burst are dropped.
+  void set_burst(std::uint64_t burst_bytes, TimePoint now);
+  std::uint64_t burst() const { return static_cast<std::uint64_t>(burst_); }
 
   // Bytes that may be sent now (tokens available, never above the burst).
   std::uint64_t available(TimePoint now);
@@ -31,5 +34,11 @@ class Pacer {
   double tokens_;
   TimePoint last_;
 };
+
+// The burst for a sender at `rate_bytes_per_s`: about 1 ms of data, so that what a sender puts
+// on the wire back to back stays within what a switch's small drop-eligible buffer absorbs at
+// that rate; at least 4 datagrams, so a slow sender still batches its system calls; at most
+// max(16 datagrams, 256 KiB), enough to keep a fast path busy between the engine's wake-ups.
+std::uint64_t burst_for_rate(double rate_bytes_per_s, std::uint64_t datagram_bytes);
 
 }  // namespace dlcp::transport

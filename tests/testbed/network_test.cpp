@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "background.hpp"
@@ -239,6 +240,35 @@ TEST_F(Network, BackgroundTrafficStartsAndStops) {
   std::uint64_t best_effort = moved.sent[7];
   EXPECT_GT(best_effort, 5000u);
   EXPECT_TRUE(run_checked(runner_, {"ip", "netns", "pids", host_namespace(options_, 0)}).empty());
+}
+
+TEST_F(Network, ReleasedBackgroundRunsUntilTheTestbedIsRemoved) {
+  // `dlcp testbed up --background`: the floods outlive the command and die with the testbed.
+  Testbed testbed(runner_, options_, Persistence::kUntilRemoved);
+  {
+    BackgroundTraffic load(options_, BackgroundOptions{});
+    load.release();
+  }
+  const auto before = read_switch_counters(testbed);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_GT((read_switch_counters(testbed) - before).sent[7], 1000u) << "the floods stopped";
+  std::vector<pid_t> flows;
+  for (int host = 0; host < options_.hosts; ++host) {
+    std::istringstream pids(
+        run_checked(runner_, {"ip", "netns", "pids", host_namespace(options_, host)}));
+    for (pid_t pid = 0; pids >> pid;) flows.push_back(pid);
+  }
+  EXPECT_EQ(flows.size(), 8u);  // a server and a client per flow
+  EXPECT_FALSE(remove_leftovers(runner_, options_.prefix).empty());
+  EXPECT_TRUE(namespaces().empty());
+  // The flows are this process's children (`ip netns exec` execs iperf3): each must end.
+  for (const pid_t pid : flows) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (::waitpid(pid, nullptr, WNOHANG) == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_NE(::kill(pid, 0), 0) << "iperf3 " << pid << " outlived the removed testbed";
+  }
 }
 
 }  // namespace

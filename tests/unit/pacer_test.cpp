@@ -94,6 +94,30 @@ TEST(Pacer, SetRateCapsAtBurst) {
   EXPECT_EQ(pacer.available(kT0 + milliseconds(50)), 3000u);
 }
 
+TEST(Pacer, SetBurstDropsTokensAboveTheNewBurst) {
+  Pacer pacer(1e6, 10000, kT0);
+  pacer.set_burst(4000, kT0);
+  EXPECT_EQ(pacer.burst(), 4000u);
+  EXPECT_EQ(pacer.available(kT0), 4000u);
+  pacer.consume(4000, kT0);
+  pacer.set_burst(20000, kT0 + microseconds(1000));  // 1000 tokens earned, none dropped
+  EXPECT_EQ(pacer.available(kT0 + microseconds(1000)), 1000u);
+  EXPECT_EQ(pacer.available(kT0 + microseconds(30000)), 20000u);
+  EXPECT_THROW(pacer.set_burst(0, kT0), std::invalid_argument);
+}
+
+TEST(Pacer, BurstIsAboutAMillisecondOfDataWithinFloorAndCeiling) {
+  // 400 Mbit/s = 50 MB/s: 1 ms is 50,000 bytes, above the floor of 4 jumbo datagrams.
+  EXPECT_EQ(burst_for_rate(5e7, 9000), 50000u);
+  // 100 Mbit/s: 12,500 bytes in 1 ms, below the floor of 4 x 9000.
+  EXPECT_EQ(burst_for_rate(1.25e7, 9000), 36000u);
+  // 10 Gbit/s: 1.25 MB in 1 ms, capped at 256 KiB (16 x 1500 is less).
+  EXPECT_EQ(burst_for_rate(1.25e9, 1500), 256u * 1024u);
+  // With 64 KiB datagrams the ceiling is 16 datagrams.
+  EXPECT_EQ(burst_for_rate(1.25e9, 65536), 16u * 65536u);
+  EXPECT_THROW(burst_for_rate(0.0, 1500), std::invalid_argument);
+}
+
 TEST(Pacer, EarlierTimeIsIgnored) {
   Pacer pacer(1e6, 3000, kT0);
   pacer.consume(3000, kT0 + microseconds(1000));

@@ -64,6 +64,15 @@ def mean(values):
     return sum(values) / len(values)
 
 
+def median(values):
+    """Median of a non-empty sequence (the mean of the middle two for an even count)."""
+    values = sorted(values)
+    if not values:
+        raise ValueError("median of nothing")
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+
 def percentage_points(value, reference):
     """value - reference of two fractions, in percentage points (0.887 vs 0.890: -0.3)."""
     return 100.0 * (value - reference)
@@ -76,6 +85,16 @@ def time_to_accuracy(history, target):
         if reached >= target:
             return elapsed
     return None
+
+
+def speedup(baseline_seconds, seconds):
+    """How many times faster than the baseline (20 s against 30 s: 1.5), or None when either
+    time is missing (a run that never reached its target)."""
+    if baseline_seconds is None or seconds is None:
+        return None
+    if baseline_seconds <= 0 or seconds <= 0:
+        raise ValueError(f"times must be positive, got {baseline_seconds} and {seconds}")
+    return baseline_seconds / seconds
 
 
 def summarize_totals(totals):
