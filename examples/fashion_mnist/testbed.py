@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -105,9 +106,9 @@ def summarize_modes(runs, modes):
                    if m["time_to_target_seconds"] is not None]
         summary[mode] = {
             "runs": len(members),
-            "median_epoch_seconds": metrics.median(m["mean_epoch_seconds"] for m in members),
+            "median_epoch_seconds": statistics.median(m["mean_epoch_seconds"] for m in members),
             "median_time_to_target_seconds": (
-                metrics.median(reached) if len(reached) == len(members) else None),
+                statistics.median(reached) if len(reached) == len(members) else None),
             "mean_final_accuracy": metrics.mean(m["final_accuracy"] for m in members),
             "min_delivered_fraction": min(m["min_epoch_delivered_fraction"] for m in members),
         }

@@ -46,13 +46,6 @@ class RatioTest(unittest.TestCase):
             metrics.mean([])
         self.assertAlmostEqual(metrics.percentage_points(0.887, 0.890), -0.3)
 
-    def test_median(self):
-        self.assertEqual(metrics.median([3.0, 1.0, 2.0]), 2.0)
-        self.assertEqual(metrics.median([4.0, 1.0, 3.0, 2.0]), 2.5)
-        self.assertEqual(metrics.median(x for x in [7.0]), 7.0)
-        with self.assertRaises(ValueError):
-            metrics.median([])
-
     def test_time_to_accuracy(self):
         history = [(10.0, 0.70), (20.0, 0.84), (30.0, 0.86), (40.0, 0.85)]
         self.assertEqual(metrics.time_to_accuracy(history, 0.85), 30.0)

@@ -64,15 +64,6 @@ def mean(values):
     return sum(values) / len(values)
 
 
-def median(values):
-    """Median of a non-empty sequence (the mean of the middle two for an even count)."""
-    values = sorted(values)
-    if not values:
-        raise ValueError("median of nothing")
-    middle = len(values) // 2
-    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
-
-
 def percentage_points(value, reference):
     """value - reference of two fractions, in percentage points (0.887 vs 0.890: -0.3)."""
     return 100.0 * (value - reference)
