@@ -3,7 +3,10 @@
 
 Usage: check_results.py PATH/TO/dlcp-sim [dlcp-sim arguments...]
 Checks: the last output line is JSON; every scheme finished every iteration; iteration times
-and flow completion times are finite numbers; dlcp's p99 gradient FCT is below DCTCP's.
+and flow completion times are finite numbers; dlcp's p99 gradient FCT is below DCTCP's. Then
+re-runs dlcp alone with --merge of that document: the baselines must be kept as they were and
+dlcp's result must repeat exactly (same seed, deterministic simulator), and a merge with another
+configuration must be refused before anything runs.
 """
 
 import json
@@ -22,21 +25,51 @@ def finite(value):
     return isinstance(value, (int, float)) and math.isfinite(value)
 
 
+def run_summary(command):
+    run = subprocess.run(command, stdout=subprocess.PIPE, text=True)
+    print(run.stdout)
+    if run.returncode != 0:
+        fail(f"dlcp-sim exited with {run.returncode}")
+    lines = [line for line in run.stdout.splitlines() if line.strip()]
+    try:
+        return json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError) as error:
+        fail(f"the last output line is not JSON: {error}")
+
+
+def without_timing(result):
+    return {key: value for key, value in result.items() if key != "wall_s"}
+
+
+def check_merge(command, out_dir, summary):
+    stored = f"{out_dir}/{summary['scenario']}.json"
+    refused = subprocess.run(command + ["--schemes", "dlcp", "--seed", "77", "--merge", stored],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if refused.returncode != 2 or "seed" not in refused.stderr:
+        fail(f"a merge across seeds was not refused by name (exit {refused.returncode}, "
+             f"stderr {refused.stderr!r})")
+    merged = run_summary(command + ["--schemes", "dlcp", "--merge", stored])
+    if list(merged["results"]) != list(summary["results"]):
+        fail(f"merged schemes {list(merged['results'])} != {list(summary['results'])}")
+    for scheme, result in summary["results"].items():
+        if without_timing(merged["results"][scheme]) != without_timing(result):
+            fail(f"{scheme} differs after the merge (dlcp re-run, the others kept)")
+    if merged["versus"] != summary["versus"]:
+        fail("the comparison against the baselines changed after the merge")
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: check_results.py DLCP_SIM [arguments...]")
     with tempfile.TemporaryDirectory() as out_dir:
         command = sys.argv[1:] + ["--json", "--out", out_dir, "--jobs", "2"]
-        run = subprocess.run(command, stdout=subprocess.PIPE, text=True)
-        print(run.stdout)
-        if run.returncode != 0:
-            fail(f"dlcp-sim exited with {run.returncode}")
-    lines = [line for line in run.stdout.splitlines() if line.strip()]
-    try:
-        summary = json.loads(lines[-1])
-    except (IndexError, json.JSONDecodeError) as error:
-        fail(f"the last output line is not JSON: {error}")
+        summary = run_summary(command)
+        check_results(summary)
+        check_merge(command, out_dir, summary)
+    print("check_results: OK (merge kept the baselines and repeated dlcp exactly)")
 
+
+def check_results(summary):
     results = summary["results"]
     for scheme, result in results.items():
         if "error" in result:

@@ -65,6 +65,7 @@ struct DlcpTransport::OutMessage {
   ns3::Time last_stop;
   std::uint32_t report_round = 0;
   ns3::EventId report;
+  ns3::Time round_finished_at;
 };
 
 struct DlcpTransport::ControlMessage {
@@ -438,6 +439,9 @@ void DlcpTransport::on_round_finished(const ControlMessage& control) {
     send_stop(m);
     return;
   }
+  if (control.round != m.report_round || m.round_finished_at == ns3::Time()) {
+    m.round_finished_at = ns3::Simulator::Now();  // the first RoundFinished of this round
+  }
   m.report_round = control.round;
   m.report.Cancel();
   maybe_report(m.index);
@@ -447,7 +451,9 @@ void DlcpTransport::maybe_report(std::uint32_t message) {
   OutMessage& m = *messages_[message];
   if (m.settled) return;
   const ns3::Time quiet = micros(config_.quiet_before_report_us);
-  const ns3::Time since = ns3::Simulator::Now() - m.last_arrival;
+  // RoundFinished travels at the control DSCP and outruns the data: when no packet has arrived
+  // yet, the quiet period counts from RoundFinished rather than reporting everything at once.
+  const ns3::Time since = ns3::Simulator::Now() - std::max(m.last_arrival, m.round_finished_at);
   if (since < quiet) {
     // Packets of this message may still be queued behind more urgent traffic: wait.
     m.report = ns3::Simulator::Schedule(quiet - since, &DlcpTransport::maybe_report, this, message);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <sys/stat.h>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "experiment.hpp"
+#include "merge.hpp"
 #include "report.hpp"
 #include "scenario.hpp"
 
@@ -26,7 +28,9 @@ void usage(std::ostream& out) {
   out << "usage: dlcp-sim --scenario NAME [--json] [--out DIR] [--jobs N]\n"
          "                [--schemes dlcp,dctcp,newreno,pfabric,pias] [--iterations N]\n"
          "                [--load X] [--model NAME] [--size-scale X] [--budget X] [--seed N]\n"
-         "                [--collective ps|ring] [--list]\n"
+         "                [--collective ps|ring] [--merge FILE] [--list]\n"
+         "--merge FILE keeps the other schemes' results from an earlier run's FILE (same\n"
+         "scenario, configuration and model revision) and re-runs only --schemes\n"
          "scenarios:";
   for (const auto& name : scenario_names()) out << " " << name;
   out << "\n";
@@ -35,6 +39,7 @@ void usage(std::ostream& out) {
 struct Options {
   std::string scenario;
   std::string out_dir = "sim-results";
+  std::string merge;  // an earlier document whose other schemes are kept
   bool json = false;
   int jobs = 1;
 };
@@ -66,6 +71,8 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       options->json = true;
     } else if (arg == "--out") {
       options->out_dir = value();
+    } else if (arg == "--merge") {
+      options->merge = value();
     } else if (arg == "--jobs") {
       options->jobs = static_cast<int>(to_number(arg, value()));
     } else if (arg == "--list") {
@@ -154,6 +161,17 @@ pid_t launch(const ScenarioConfig& scenario, Scheme scheme, const std::string& p
 int main(int argc, char** argv) {
   Options options;
   const ScenarioConfig scenario = parse(argc, argv, &options);
+  std::vector<SchemeOutcome> kept;
+  if (!options.merge.empty()) {
+    std::vector<std::string> rerun;
+    for (Scheme scheme : scenario.schemes) rerun.push_back(scheme_name(scheme));
+    try {
+      kept = kept_outcomes(options.merge, scenario, rerun);  // checked before hours of running
+    } catch (const std::exception& e) {
+      std::cerr << "dlcp-sim: " << e.what() << "\n";
+      return 2;
+    }
+  }
   mkdir(options.out_dir.c_str(), 0755);
 
   std::vector<SchemeOutcome> outcomes(scenario.schemes.size());
@@ -195,6 +213,14 @@ int main(int argc, char** argv) {
     }
   }
   for (const auto& path : paths) std::remove(path.c_str());
+  for (auto& o : kept) outcomes.push_back(std::move(o));
+  // dlcp first, then the baselines in their usual order, however the results were gathered.
+  auto rank = [](const SchemeOutcome& o) {
+    Scheme scheme;
+    return parse_scheme(o.scheme, &scheme) ? static_cast<int>(scheme) : 99;
+  };
+  std::stable_sort(outcomes.begin(), outcomes.end(),
+                   [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
 
   const std::string document = scenario_document(scenario, outcomes);
   const std::string file = options.out_dir + "/" + scenario.name + ".json";

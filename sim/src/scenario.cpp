@@ -121,7 +121,7 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"dlcp_paths\":" << s.dlcp.paths
       << ",\"tcp_min_rto_us\":" << json::number(s.tcp.min_rto_us)
       << ",\"pfabric_min_rto_us\":" << json::number(s.tcp.pfabric_min_rto_us)
-      << ",\"seed\":" << s.seed << "}";
+      << ",\"seed\":" << s.seed << ",\"model_revision\":" << kModelRevision << "}";
   return out.str();
 }
 

@@ -8,6 +8,11 @@
 
 namespace dlcp::sim {
 
+// Raised whenever a change to the simulator alters the results of an unchanged configuration, so
+// that --merge never mixes results of two models. 2: hosts mark ECN like switch ports; dlcp's
+// receiver counts its quiet period from RoundFinished when no packet has arrived.
+constexpr int kModelRevision = 2;
+
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.
 bool named_scenario(const std::string& name, ScenarioConfig* scenario);

@@ -92,8 +92,12 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
   ns3::PointToPointHelper host_link = make_link(fabric.host_link_gbps);
   ns3::PointToPointHelper fabric_link = make_link(fabric.fabric_link_gbps);
 
-  const PortLimits host_nic{fabric.host_buffer_bytes, fabric.host_buffer_bytes, 0};
   const PortLimits leaf_down = switch_port_limits(fabric, behaviour, fabric.host_link_gbps);
+  // A host never drops its own packets, but it marks like a switch port. ns-3's TCP has no
+  // equivalent of Linux's TCP small queues, so without marks an ECN flow whose bottleneck is its
+  // own NIC grows its window up to the socket buffer: megabytes of standing queue in front of
+  // every other packet of that band.
+  const PortLimits host_nic{fabric.host_buffer_bytes, fabric.host_buffer_bytes, leaf_down.mark};
   const PortLimits fabric_port = switch_port_limits(fabric, behaviour, fabric.fabric_link_gbps);
 
   auto fabric_map = std::make_shared<FabricMap>();
