@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collectives_fixture.hpp"
+#include "forked_ranks.hpp"
 
 namespace dlcp::test {
 namespace {
@@ -84,42 +85,22 @@ TEST(KilledRank, SurvivorsFailFastNamingTheDeadRank) {
       std::filesystem::temp_directory_path() / ("dlcp-kill-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  std::vector<pid_t> children;
-  for (int rank = 0; rank < kWorld; ++rank) {
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      int code = 0;
-      try {
-        FileStore store((dir / "store").string());
-        auto options = communicator_options(Algorithm::kRing);
-        options.store_prefix = "kill";
-        auto comm = Communicator::create(store, rank, kWorld, options);
-        std::ofstream((dir / ("ready" + std::to_string(rank))).string()) << "ready";
-        std::vector<float> values(1 << 20, 1.0f);
-        for (;;) comm->allreduce(values, {.deadline = std::chrono::seconds(20)}).wait();
-      } catch (const Error& e) {
-        std::ofstream((dir / ("error" + std::to_string(rank))).string()) << e.what();
-        code = 3;
-      } catch (...) {
-        code = 4;
-      }
-      ::_exit(code);
-    }
-    children.push_back(pid);
-  }
+  const std::vector<pid_t> children = fork_ranks(kWorld, dir, [&](int rank) {
+    FileStore store((dir / "store").string());
+    auto options = communicator_options(Algorithm::kRing);
+    options.store_prefix = "kill";
+    auto comm = Communicator::create(store, rank, kWorld, options);
+    mark_rank_ready(dir, rank);
+    std::vector<float> values(1 << 20, 1.0f);
+    for (;;) comm->allreduce(values, {.deadline = std::chrono::seconds(20)}).wait();
+  });
   // Let them run collectives, then kill one mid-flight.
-  const auto all_ready = [&] {
-    for (int r = 0; r < kWorld; ++r) {
-      if (!std::filesystem::exists(dir / ("ready" + std::to_string(r)))) return false;
-    }
-    return true;
-  };
   const auto started = std::chrono::steady_clock::now();
-  while (!all_ready() && std::chrono::steady_clock::now() - started < std::chrono::seconds(20)) {
+  while (!all_ranks_ready(dir, kWorld) &&
+         std::chrono::steady_clock::now() - started < std::chrono::seconds(20)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_TRUE(all_ready());
+  ASSERT_TRUE(all_ranks_ready(dir, kWorld));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ::kill(children[kVictim], SIGKILL);
   const auto killed = std::chrono::steady_clock::now();
@@ -131,10 +112,10 @@ TEST(KilledRank, SurvivorsFailFastNamingTheDeadRank) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
     EXPECT_LT(seconds, 10.0) << "rank " << rank << " took too long to notice";
     ASSERT_TRUE(WIFEXITED(status)) << rank;
-    EXPECT_EQ(WEXITSTATUS(status), 3) << "rank " << rank;
-    std::ifstream error_file(dir / ("error" + std::to_string(rank)));
-    const std::string error((std::istreambuf_iterator<char>(error_file)), {});
-    EXPECT_NE(error.find("rank 2"), std::string::npos) << "rank " << rank << ": " << error;
+    EXPECT_EQ(WEXITSTATUS(status), kRankFailedWithError) << "rank " << rank;
+    const RankReport report = read_rank_report(dir, rank);
+    EXPECT_NE(report.what.find("rank 2"), std::string::npos)
+        << "rank " << rank << ": " << report.what;
   }
   std::filesystem::remove_all(dir);
 }

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "forked_ranks.hpp"
 #include "hardening_fixture.hpp"
 
 namespace dlcp::test {
@@ -265,64 +266,26 @@ TEST(Fault, PeerThatStopsReadingFailsEveryRankWithinTheDeadline) {
 
 // --- Rank processes: SIGKILL and SIGSTOP mid-collective. -----------------------------------------
 
-struct ChildReport {
-  bool failed = false;
-  std::int64_t when_ns = 0;  // steady clock, shared by every process of the machine
-  std::string what;
-};
-
-ChildReport read_report(const std::filesystem::path& file) {
-  ChildReport report;
-  std::ifstream in(file);
-  if (!(in >> report.when_ns)) return report;
-  report.failed = true;
-  in.get();
-  std::getline(in, report.what, '\0');
-  return report;
-}
-
 void signal_rank_mid_collective(Algorithm algorithm, int signal) {
   constexpr int kVictim = 2;
   const auto dir = std::filesystem::temp_directory_path() /
                    ("dlcp-fault-" + std::to_string(::getpid()) + "-" + std::to_string(signal));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  std::vector<pid_t> children;
-  for (int rank = 0; rank < kWorld; ++rank) {
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      int code = 0;
-      try {
-        FileStore store((dir / "store").string());
-        store.set_timeout(20s);
-        CommunicatorOptions options = communicator_options(algorithm);
-        options.store_prefix = "fault";
-        auto comm = Communicator::create(store, rank, kWorld, options);
-        for (int i = 0;; ++i) {
-          auto values = exact_input(256 * 1024, rank, i);
-          comm->allreduce(values, {.deadline = kDeadline}).wait();
-          if (!bit_equal(values, exact_sum(256 * 1024, kWorld, i))) ::_exit(5);
-          if (i == 3) std::ofstream((dir / ("ready" + std::to_string(rank))).string()) << "ready";
-        }
-      } catch (const Error& e) {
-        std::ofstream out((dir / ("error" + std::to_string(rank))).string());
-        out << Clock::now().time_since_epoch().count() << ' ' << e.what();
-        code = 3;
-      } catch (...) {
-        code = 4;
-      }
-      ::_exit(code);
+  const std::vector<pid_t> children = fork_ranks(kWorld, dir, [&](int rank) {
+    FileStore store((dir / "store").string());
+    store.set_timeout(20s);
+    CommunicatorOptions options = communicator_options(algorithm);
+    options.store_prefix = "fault";
+    auto comm = Communicator::create(store, rank, kWorld, options);
+    for (int i = 0;; ++i) {
+      auto values = exact_input(256 * 1024, rank, i);
+      comm->allreduce(values, {.deadline = kDeadline}).wait();
+      if (!bit_equal(values, exact_sum(256 * 1024, kWorld, i))) ::_exit(5);
+      if (i == 3) mark_rank_ready(dir, rank);
     }
-    children.push_back(pid);
-  }
-  const auto all_ready = [&] {
-    for (int r = 0; r < kWorld; ++r) {
-      if (!std::filesystem::exists(dir / ("ready" + std::to_string(r)))) return false;
-    }
-    return true;
-  };
-  const bool ready = eventually(all_ready, 30s);
+  });
+  const bool ready = eventually([&] { return all_ranks_ready(dir, kWorld); }, 30s);
   int naming_the_victim = 0;
   const auto signalled = Clock::now();
   ::kill(children[kVictim], ready ? signal : SIGKILL);
@@ -340,9 +303,9 @@ void signal_rank_mid_collective(Algorithm algorithm, int signal) {
       continue;
     }
     ASSERT_TRUE(ready) << "the ranks never got going";
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3)
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == kRankFailedWithError)
         << "rank " << rank << " ended with status " << status << " (5 = wrong result)";
-    const ChildReport report = read_report(dir / ("error" + std::to_string(rank)));
+    const RankReport report = read_rank_report(dir, rank);
     ASSERT_TRUE(report.failed) << "rank " << rank << " left no error";
     const double seconds = std::chrono::duration<double>(
                                Clock::time_point(Clock::duration(report.when_ns)) - signalled)
