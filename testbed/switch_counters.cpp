@@ -82,6 +82,8 @@ nlohmann::json counters_json(const SwitchCounters& c) {
         {"best_effort_class_7", rate(c.dropped[kBestEffort], c.sent[kBestEffort])}}},
       {"gray_drop_rate",
        gray_seen > 0 ? static_cast<double>(gray_dropped) / static_cast<double>(gray_seen) : 0.0},
+      {"gray_seen", gray_seen},
+      {"gray_dropped", gray_dropped},
       {"by_class", by_class}};
 }
 

@@ -27,9 +27,11 @@ struct SwitchCounters {
 
 SwitchCounters read_switch_counters(const Testbed& testbed);
 
-// {"queue_drop_rate": {...}, "gray_drop_rate": ..., "by_class": [...]}: drop rates as fractions of
-// the packets offered (sent + dropped), for protected/unmarked traffic of dlcp's classes 0..6,
-// drop-eligible traffic, and the best-effort class 7 that TCP and background share.
+// {"queue_drop_rate": {...}, "gray_drop_rate": ..., "gray_seen": N, "gray_dropped": N,
+// "by_class": [...]}: drop rates as fractions of the packets offered (sent + dropped), for
+// protected/unmarked traffic of dlcp's classes 0..6, drop-eligible traffic, and the best-effort
+// class 7 that TCP and background share. The gray rate is 0 when no packet crossed the gray spine
+// (per-flow ECMP can route every TCP flow around it); gray_seen tells the two cases apart.
 nlohmann::json counters_json(const SwitchCounters& counters);
 
 }  // namespace dlcp::testbed

@@ -142,7 +142,9 @@ void print_demo_table(std::ostream& out, const nlohmann::json& summary) {
         out << "  " << format_percent(q["protected_classes_0_6"].get<double>()) << " / "
             << format_percent(q["drop_eligible"].get<double>()) << " / "
             << format_percent(q["best_effort_class_7"].get<double>()) << ", "
-            << format_percent(r["switch"]["gray_drop_rate"].get<double>());
+            << (r["switch"].value("gray_seen", 0) > 0
+                    ? format_percent(r["switch"]["gray_drop_rate"].get<double>())
+                    : std::string("none crossed"));
       }
       out << "\n";
     }

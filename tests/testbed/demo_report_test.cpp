@@ -90,7 +90,30 @@ TEST(SwitchCounters, DropRatesByCategory) {
   EXPECT_DOUBLE_EQ(json["queue_drop_rate"]["best_effort_class_7"].get<double>(), 1.0 / 3);
   EXPECT_DOUBLE_EQ(json["queue_drop_rate"]["drop_eligible"].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(json["gray_drop_rate"].get<double>(), 0.01);
+  EXPECT_EQ(json["gray_seen"], 1000u);
+  EXPECT_EQ(json["gray_dropped"], 10u);
   EXPECT_EQ(json["by_class"][7]["sent"], 200u);
+}
+
+TEST(DemoReport, TableSaysWhenNothingCrossedTheGraySpine) {
+  // Per-flow ECMP may route every TCP flow around the gray spine: that is no 0% loss rate.
+  testbed::SwitchCounters crossed;
+  crossed.gray_seen[7] = 1000;
+  crossed.gray_dropped[7] = 10;
+  nlohmann::json gloo = run("gloo", 800, 2000);
+  gloo["switch"] = testbed::counters_json(testbed::SwitchCounters{});
+  nlohmann::json dlcp = run("dlcp-ps", 250, 600);
+  dlcp["switch"] = testbed::counters_json(crossed);
+  EXPECT_EQ(gloo["switch"]["gray_seen"], 0u);
+  std::ostringstream table;
+  print_demo_table(table, make_demo_summary({gloo, dlcp}, nlohmann::json::array()));
+  const std::string text = table.str();
+  const auto line_of = [&](const std::string& system) {
+    const auto at = text.find("\n" + system + " ");
+    return at == std::string::npos ? "" : text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_NE(line_of("gloo").find(", none crossed"), std::string::npos) << text;
+  EXPECT_NE(line_of("dlcp-ps").find(", 1.00%"), std::string::npos) << text;
 }
 
 TEST(TcStats, ParsesHtbClassCounters) {

@@ -2,6 +2,7 @@
 // fallback; both must finish, report every system and write their files.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,18 @@ std::vector<std::string> system_names(const nlohmann::json& network) {
   return names;
 }
 
+// The gray spine drops each packet that crosses it with probability `loss` (counted per run, not
+// assumed). Per-flow ECMP may route every TCP flow of a run around it, so a run that crossed it
+// with few packets proves nothing; otherwise the drops must lie within six standard deviations of
+// the binomial mean, which a working rule misses about once in 10^9 runs and a missing one always.
+void expect_gray_spine_dropped_its_share(const nlohmann::json& run, double loss) {
+  const double seen = run["switch"]["gray_seen"].get<double>();
+  const double dropped = run["switch"]["gray_dropped"].get<double>();
+  const double mean = seen * loss;
+  const double spread = 6 * std::sqrt(seen * loss * (1 - loss)) + 1;
+  EXPECT_NEAR(dropped, mean, spread) << run["system"] << ": " << seen << " packets crossed";
+}
+
 TEST(DemoRun, ShortRunOnTheTestbed) {
   try {
     testbed::check_testbed_available();
@@ -37,6 +50,8 @@ TEST(DemoRun, ShortRunOnTheTestbed) {
   ASSERT_EQ(result.status, 0) << result.output;
   const auto summary = last_json_line(result.output);
   EXPECT_EQ(summary["network"], "testbed");
+  // The demo's gray failure drops at random, not in bursts: the binomial check below needs that.
+  ASSERT_EQ(summary["config"]["gray_burst_ms"].get<double>(), 0.0);
   // mpirun's start-up across namespaces fails now and then (an ORTE daemon error); the demo then
   // reports MPI as failed and compares the rest, which this accepts for MPI only.
   std::vector<std::string> expected = {"gloo", "mpi", "dlcp-ps", "dlcp-ring"};
@@ -58,9 +73,13 @@ TEST(DemoRun, ShortRunOnTheTestbed) {
     if (s["loss_budget"].get<double>() == 0) {
       EXPECT_EQ(s["inexact_fraction"].get<double>(), 0) << s["system"];
     }
-    // The gray spine dropped about 1% of what crossed it (counted per run, not assumed).
-    EXPECT_GT(s["switch"]["gray_drop_rate"].get<double>(), 0.002) << s["system"];
-    EXPECT_LT(s["switch"]["gray_drop_rate"].get<double>(), 0.03) << s["system"];
+    expect_gray_spine_dropped_its_share(s, summary["config"]["gray_loss"].get<double>());
+  }
+  // Spraying puts packets of every dlcp system on the gray spine, so the check above has power.
+  for (const auto& s : summary["systems"]) {
+    if (s["system"] == "dlcp-ps" || s["system"] == "dlcp-ring") {
+      EXPECT_GT(s["switch"]["gray_seen"].get<double>(), 1000) << s["system"];
+    }
   }
   EXPECT_GT(summary["speedup_p50"].get<double>(), 0);
   EXPECT_GE(system_names(summary["clean"]).size(), 3u);
