@@ -6,7 +6,7 @@ Checks: the last output line is JSON; every scheme finished every iteration; ite
 and flow completion times are finite numbers; dlcp's p99 gradient FCT is below DCTCP's. Then
 re-runs dlcp alone with --merge of that document: the baselines must be kept as they were and
 dlcp's result must repeat exactly (same seed, deterministic simulator), and a merge with another
-configuration must be refused before anything runs.
+configuration must be refused before anything runs, as must settings that cannot be simulated.
 """
 
 import json
@@ -58,15 +58,28 @@ def check_merge(command, out_dir, summary):
         fail("the comparison against the baselines changed after the merge")
 
 
+def check_refusals(command):
+    """Settings that cannot be simulated are refused by name before anything runs."""
+    for bad, named in ((["--load", "2"], "--load"), (["--buffer-kib", "50"], "--buffer-kib"),
+                       (["--background", "enterprise"], "--background")):
+        refused = subprocess.run(command + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, timeout=60)
+        if refused.returncode != 2 or named not in refused.stderr:
+            fail(f"{' '.join(bad)} was not refused by name (exit {refused.returncode}, "
+                 f"stderr {refused.stderr!r})")
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: check_results.py DLCP_SIM [arguments...]")
     with tempfile.TemporaryDirectory() as out_dir:
         command = sys.argv[1:] + ["--json", "--out", out_dir, "--jobs", "2"]
+        check_refusals(command)
         summary = run_summary(command)
         check_results(summary)
         check_merge(command, out_dir, summary)
-    print("check_results: OK (merge kept the baselines and repeated dlcp exactly)")
+    print("check_results: OK (merge kept the baselines and repeated dlcp exactly; bad settings "
+          "refused)")
 
 
 def check_results(summary):

@@ -28,7 +28,9 @@ void usage(std::ostream& out) {
   out << "usage: dlcp-sim --scenario NAME [--json] [--out DIR] [--jobs N]\n"
          "                [--schemes dlcp,dctcp,newreno,pfabric,pias] [--iterations N]\n"
          "                [--load X] [--model NAME] [--size-scale X] [--budget X] [--seed N]\n"
-         "                [--collective ps|ring] [--merge FILE] [--list]\n"
+         "                [--collective ps|ring] [--background web-search|data-mining]\n"
+         "                [--buffer-kib N] [--merge FILE] [--list]\n"
+         "--buffer-kib N sets a 100 Gbit/s port's buffer (ports of other rates scale)\n"
          "--merge FILE keeps the other schemes' results from an earlier run's FILE (same\n"
          "scenario, configuration and model revision) and re-runs only --schemes\n"
          "scenarios:";
@@ -116,6 +118,18 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       s.workload.loss_budget = to_number(flag, text);
     } else if (flag == "--seed") {
       s.seed = static_cast<std::uint64_t>(to_number(flag, text));
+    } else if (flag == "--background") {
+      if (text == "web-search") {
+        s.background.sizes = FlowSizes::kWebSearch;
+      } else if (text == "data-mining") {
+        s.background.sizes = FlowSizes::kDataMining;
+      } else {
+        die("--background is web-search or data-mining");
+      }
+    } else if (flag == "--buffer-kib") {
+      const double kib = to_number(flag, text);
+      if (!(kib >= 1 && kib <= 1 << 20)) die("--buffer-kib must lie between 1 and 1048576");
+      s.fabric.buffer_bytes_per_100g = static_cast<std::uint32_t>(kib * 1024);
     } else if (flag == "--collective") {
       if (text == "ps") {
         s.workload.collective = Collective::kParameterServer;
@@ -128,6 +142,7 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       die("unknown option " + flag);
     }
   }
+  if (const std::string problem = invalid_setting(s); !problem.empty()) die(problem);
   return s;
 }
 

@@ -96,6 +96,24 @@ bool named_scenario(const std::string& name, ScenarioConfig* scenario) {
   return true;
 }
 
+std::string invalid_setting(const ScenarioConfig& s) {
+  const WorkloadConfig& w = s.workload;
+  if (w.iterations < 1) return "--iterations must be at least 1";
+  if (!(w.size_scale > 0 && w.size_scale <= 1)) return "--size-scale must lie in (0, 1]";
+  if (!(w.loss_budget >= 0 && w.loss_budget < 0.5)) return "--budget must lie in [0, 0.5)";
+  // Above about 95% of every host's link the Poisson background alone never drains.
+  if (!(s.background.load >= 0 && s.background.load <= 0.95)) return "--load must lie in [0, 0.95]";
+  const FabricConfig& f = s.fabric;
+  // DCTCP needs room above its marking threshold K, and drop-eligible packets need a whole frame.
+  const std::uint64_t least = f.ecn_mark_bytes_per_100g + 2ull * f.mtu_bytes;
+  if (f.buffer_bytes_per_100g < least) {
+    return "--buffer-kib must be at least " + std::to_string((least + 1023) / 1024) +
+           " (DCTCP's marking threshold of " + std::to_string(f.ecn_mark_bytes_per_100g) +
+           " bytes plus two frames)";
+  }
+  return "";
+}
+
 std::string scenario_json(const ScenarioConfig& s) {
   std::ostringstream out;
   const FabricConfig& f = s.fabric;

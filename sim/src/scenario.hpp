@@ -16,6 +16,8 @@ constexpr int kModelRevision = 2;
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.
 bool named_scenario(const std::string& name, ScenarioConfig* scenario);
+// Why the settings cannot be simulated (a sentence naming the option), or "" when they can.
+std::string invalid_setting(const ScenarioConfig& scenario);
 // The scenario's settings as a JSON object (what was simulated, for the results file).
 std::string scenario_json(const ScenarioConfig& scenario);
 
