@@ -143,6 +143,12 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
     }
   }
   if (const std::string problem = invalid_setting(s); !problem.empty()) die(problem);
+  // The named scenario's description no longer says what ran; the table and plots must.
+  std::string changed;
+  for (const auto& [flag, text] : overrides) {
+    if (flag != "--schemes") changed += (changed.empty() ? "" : " ") + flag + " " + text;
+  }
+  if (!changed.empty()) s.description += " (overridden: " + changed + ")";
   return s;
 }
 
