@@ -143,7 +143,7 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
     }
   }
   if (const std::string problem = invalid_setting(s); !problem.empty()) die(problem);
-  // The named scenario's description no longer says what ran; the table and plots must.
+  // Overrides make the named scenario's description wrong: name them where it is printed.
   std::string changed;
   for (const auto& [flag, text] : overrides) {
     if (flag != "--schemes") changed += (changed.empty() ? "" : " ") + flag + " " + text;
