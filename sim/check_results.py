@@ -7,6 +7,9 @@ and flow completion times are finite numbers; dlcp's p99 gradient FCT is below D
 re-runs dlcp alone with --merge of that document: the baselines must be kept as they were and
 dlcp's result must repeat exactly (same seed, deterministic simulator), and a merge with another
 configuration must be refused before anything runs, as must settings that cannot be simulated.
+Last, dlcp runs alone with a gray spine (--gray-loss): the spine must drop its share of packets
+(within 6 binomial standard deviations), and dlcp must still finish every iteration and every
+gradient message with no more entries missing than its loss budget allows.
 """
 
 import json
@@ -61,7 +64,8 @@ def check_merge(command, out_dir, summary):
 def check_refusals(command):
     """Settings that cannot be simulated are refused by name before anything runs."""
     for bad, named in ((["--load", "2"], "--load"), (["--buffer-kib", "50"], "--buffer-kib"),
-                       (["--background", "enterprise"], "--background")):
+                       (["--background", "enterprise"], "--background"),
+                       (["--gray-loss", "1"], "--gray-loss")):
         refused = subprocess.run(command + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, timeout=60)
         if refused.returncode != 2 or named not in refused.stderr:
@@ -78,24 +82,57 @@ def main():
         summary = run_summary(command)
         check_results(summary)
         check_merge(command, out_dir, summary)
+        check_gray_spine(command)
     print("check_results: OK (merge kept the baselines and repeated dlcp exactly; bad settings "
-          "refused)")
+          "refused; dlcp recovered from the gray spine within its budget)")
+
+
+GRAY_LOSS = 0.05
+
+
+def check_gray_spine(command):
+    """dlcp alone over a spine that drops GRAY_LOSS of what it forwards."""
+    summary = run_summary(command + ["--schemes", "dlcp", "--gray-loss", str(GRAY_LOSS)])
+    result = summary["results"]["dlcp"]
+    check_scheme("dlcp", result)
+    seen, dropped = result["switch"]["gray_seen"], result["switch"]["gray_dropped"]
+    if seen < 1000:
+        fail(f"only {seen} packets crossed the gray spine: too few to check its loss rate")
+    expected = GRAY_LOSS * seen
+    sigma = math.sqrt(seen * GRAY_LOSS * (1 - GRAY_LOSS))
+    if abs(dropped - expected) > 6 * sigma:
+        fail(f"the gray spine dropped {dropped} of {seen} packets; {GRAY_LOSS:.0%} would be "
+             f"{expected:.0f} +- {6 * sigma:.0f}")
+    missing = result["dlcp"]["entries_missing_share"]
+    budget = summary["config"]["loss_budget"]
+    if not 0 <= missing <= budget:
+        fail(f"dlcp settled with {missing:.4%} of entries missing, above its {budget:.2%} budget")
+    if result["dlcp"]["retransmitted_packets"] == 0:
+        fail("dlcp lost packets to the gray spine but retransmitted none")
+    print(f"check_results: gray spine OK ({dropped} of {seen} packets dropped; dlcp finished "
+          f"with {missing:.4%} of entries missing)")
+
+
+def check_scheme(scheme, result):
+    if "error" in result:
+        fail(f"{scheme}: {result['error']}")
+    if result["iterations_finished"] != result["iterations_expected"]:
+        fail(f"{scheme}: finished {result['iterations_finished']} of "
+             f"{result['iterations_expected']} iterations")
+    for group in ("iteration_ms", "gradient_fct_us"):
+        for key in ("mean", "p99"):
+            if not finite(result[group][key]) or result[group][key] <= 0:
+                fail(f"{scheme}: {group}.{key} = {result[group][key]}")
+    if result["gradient_fct_us"]["count"] != result["gradient_fct_us"]["started"]:
+        fail(f"{scheme}: not every gradient flow completed")
 
 
 def check_results(summary):
     results = summary["results"]
     for scheme, result in results.items():
-        if "error" in result:
-            fail(f"{scheme}: {result['error']}")
-        if result["iterations_finished"] != result["iterations_expected"]:
-            fail(f"{scheme}: finished {result['iterations_finished']} of "
-                 f"{result['iterations_expected']} iterations")
-        for group in ("iteration_ms", "gradient_fct_us"):
-            for key in ("mean", "p99"):
-                if not finite(result[group][key]) or result[group][key] <= 0:
-                    fail(f"{scheme}: {group}.{key} = {result[group][key]}")
-        if result["gradient_fct_us"]["count"] != result["gradient_fct_us"]["started"]:
-            fail(f"{scheme}: not every gradient flow completed")
+        check_scheme(scheme, result)
+        if result["switch"]["gray_seen"] or result["switch"]["gray_dropped"]:
+            fail(f"{scheme}: a healthy fabric reports gray-spine traffic {result['switch']}")
 
     for needed in ("dlcp", "dctcp"):
         if needed not in results:

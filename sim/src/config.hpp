@@ -29,6 +29,9 @@ struct FabricConfig {
   double drop_eligible_share = 0.5;  // drop-eligible packets refused above this share of buffer
   std::uint32_t ecn_mark_bytes_per_100g = 100000;  // DCTCP's K
   std::uint32_t host_buffer_bytes = 8u << 20;      // host NIC queue; hosts never drop in practice
+  // Gray failure, as in the testbed: spine 0 drops this share of the packets it forwards, at
+  // random and whatever their class (a flaky link or line card, not congestion). 0 = healthy.
+  double gray_loss = 0.0;
 
   int hosts() const { return leaves * hosts_per_leaf; }
 };

@@ -18,6 +18,7 @@ constexpr const char* kDropEligible = "drop-eligible above threshold";
 constexpr const char* kFull = "buffer full";
 constexpr const char* kEvicted = "evicted by a more urgent packet";
 constexpr const char* kMarked = "ECN above threshold";
+constexpr const char* kGray = "gray failure";
 }  // namespace
 
 ns3::TypeId DropPrecedenceQueueDisc::GetTypeId() {
@@ -66,7 +67,23 @@ bool DropPrecedenceQueueDisc::CheckConfig() {
          drop_eligible_bytes_ <= buffer_bytes_;
 }
 
+void DropPrecedenceQueueDisc::set_random_loss(double share, std::uint64_t seed) {
+  // A draw below share * 2^64 is a loss; share < 1 is checked with the scenario's settings.
+  loss_threshold_ = static_cast<std::uint64_t>(share * 0x1.0p64);
+  random_.seed(seed);
+}
+
+bool DropPrecedenceQueueDisc::lose_at_random() {
+  return loss_threshold_ > 0 && random_() < loss_threshold_;
+}
+
 bool DropPrecedenceQueueDisc::DoEnqueue(ns3::Ptr<ns3::QueueDiscItem> item) {
+  ++counters_.arrived;
+  if (lose_at_random()) {
+    ++counters_.dropped_random;
+    DropBeforeEnqueue(item, kGray);
+    return false;
+  }
   int band = Classify(item);
   if (band < 0 || band >= kBands) band = kBestEffortBand;
   const std::uint32_t size = item->GetSize();

@@ -7,10 +7,13 @@
 //  - ECN: an ECN-capable packet is CE-marked when the port holds more than mark_bytes (0 = off),
 //    as DCTCP's switches do (marking on the instantaneous port occupancy);
 //  - eviction (pFabric-like): when the buffer is full, packets of a strictly less urgent band are
-//    dropped to make room before the arriving packet is refused.
+//    dropped to make room before the arriving packet is refused;
+//  - random loss (a gray failure): a set share of arriving packets is dropped before anything
+//    else, whatever its band or precedence.
 #pragma once
 
 #include <cstdint>
+#include <random>
 
 #include "library.hpp"
 #include "ns3/queue-disc.h"
@@ -23,6 +26,8 @@ struct PortCounters {
   std::uint64_t evicted = 0;                // pushed out by a more urgent packet
   std::uint64_t marked = 0;                 // CE marks
   std::uint64_t enqueued = 0;
+  std::uint64_t arrived = 0;         // every packet offered to the port
+  std::uint64_t dropped_random = 0;  // lost to the gray failure
 };
 
 class DropPrecedenceQueueDisc : public ns3::QueueDisc {
@@ -31,6 +36,9 @@ class DropPrecedenceQueueDisc : public ns3::QueueDisc {
   DropPrecedenceQueueDisc();
 
   void set_policy(const library::Policy& policy) { policy_ = policy; }
+  // Drops `share` of arriving packets at random, from a generator of its own seeded with `seed`
+  // (not one of ns-3's streams, so healthy runs draw exactly the random numbers they always did).
+  void set_random_loss(double share, std::uint64_t seed);
   const PortCounters& counters() const { return counters_; }
 
  private:
@@ -42,12 +50,15 @@ class DropPrecedenceQueueDisc : public ns3::QueueDisc {
   // Drops queued packets of bands less urgent than `band` until `bytes` more fit; false when
   // they cannot be made to fit.
   bool evict_for(int band, std::uint32_t bytes);
+  bool lose_at_random();
 
   library::Policy policy_;
   std::uint32_t buffer_bytes_ = 0;
   std::uint32_t drop_eligible_bytes_ = 0;
   std::uint32_t mark_bytes_ = 0;
   bool evict_lower_priority_ = false;
+  std::uint64_t loss_threshold_ = 0;  // a draw below it is lost; 0 = no random loss
+  std::mt19937_64 random_;
   PortCounters counters_;
 };
 

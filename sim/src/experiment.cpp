@@ -85,7 +85,7 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme) {
   PortBehaviour ports;
   ports.ecn_marking = uses_dctcp(scheme);
   ports.evict_lower_priority = scheme == Scheme::kPfabric;
-  Topology topology = build_topology(scenario.fabric, scenario.policy, ports);
+  Topology topology = build_topology(scenario.fabric, scenario.policy, ports, scenario.seed);
   const int hosts = scenario.fabric.hosts();
 
   FlowLog log;
@@ -126,6 +126,7 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme) {
 
   const TrainingResult training = job->result();
   const PortCounters switches = topology.switch_counters();
+  const PortCounters gray = topology.gray_counters();
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
@@ -140,7 +141,8 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme) {
       << ",\"switch\":{\"enqueued\":" << switches.enqueued
       << ",\"dropped_drop_eligible\":" << switches.dropped_drop_eligible
       << ",\"dropped_full\":" << switches.dropped_full << ",\"evicted\":" << switches.evicted
-      << ",\"ce_marked\":" << switches.marked << "}";
+      << ",\"ce_marked\":" << switches.marked << ",\"gray_seen\":" << gray.arrived
+      << ",\"gray_dropped\":" << gray.dropped_random << "}";
   if (dlcp) {
     const DlcpCounters& c = dlcp->counters();
     out << ",\"dlcp\":{\"data_packets_sent\":" << c.data_packets_sent

@@ -29,8 +29,9 @@ void usage(std::ostream& out) {
          "                [--schemes dlcp,dctcp,newreno,pfabric,pias] [--iterations N]\n"
          "                [--load X] [--model NAME] [--size-scale X] [--budget X] [--seed N]\n"
          "                [--collective ps|ring] [--background web-search|data-mining]\n"
-         "                [--buffer-kib N] [--merge FILE] [--list]\n"
+         "                [--buffer-kib N] [--gray-loss X] [--merge FILE] [--list]\n"
          "--buffer-kib N sets a 100 Gbit/s port's buffer (ports of other rates scale)\n"
+         "--gray-loss X makes spine 0 drop a share X of the packets it forwards, at random\n"
          "--merge FILE keeps the other schemes' results from an earlier run's FILE (same\n"
          "scenario, configuration and model revision) and re-runs only --schemes\n"
          "scenarios:";
@@ -130,6 +131,8 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       const double kib = to_number(flag, text);
       if (!(kib >= 1 && kib <= 1 << 20)) die("--buffer-kib must lie between 1 and 1048576");
       s.fabric.buffer_bytes_per_100g = static_cast<std::uint32_t>(kib * 1024);
+    } else if (flag == "--gray-loss") {
+      s.fabric.gray_loss = to_number(flag, text);
     } else if (flag == "--collective") {
       if (text == "ps") {
         s.workload.collective = Collective::kParameterServer;

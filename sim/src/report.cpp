@@ -124,6 +124,15 @@ void print_table(std::ostream& out, const ScenarioConfig& scenario,
   }
   out << "speedup of dlcp = baseline mean iteration time / dlcp's; p99 FCT lower = how much "
          "lower dlcp's p99 gradient FCT is\n";
+  if (scenario.fabric.gray_loss > 0) {
+    out << "gray spine (spine 0 drops " << cell(100.0 * scenario.fabric.gray_loss, "%.2f")
+        << "% at random), packets dropped of those that crossed it:";
+    for (const auto& o : outcomes) {
+      out << " " << o.scheme << " " << cell(field(o.result, "switch", "gray_dropped"), "%.0f")
+          << "/" << cell(field(o.result, "switch", "gray_seen"), "%.0f");
+    }
+    out << "\n";
+  }
 }
 
 }  // namespace dlcp::sim

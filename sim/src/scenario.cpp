@@ -104,6 +104,8 @@ std::string invalid_setting(const ScenarioConfig& s) {
   // Above about 95% of every host's link the Poisson background alone never drains.
   if (!(s.background.load >= 0 && s.background.load <= 0.95)) return "--load must lie in [0, 0.95]";
   const FabricConfig& f = s.fabric;
+  // A spine that loses everything is a dead link, which routing would take out of service.
+  if (!(f.gray_loss >= 0 && f.gray_loss < 1)) return "--gray-loss must lie in [0, 1)";
   // DCTCP needs room above its marking threshold K, and drop-eligible packets need a whole frame.
   const std::uint64_t least = f.ecn_mark_bytes_per_100g + 2ull * f.mtu_bytes;
   if (f.buffer_bytes_per_100g < least) {
@@ -125,7 +127,8 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"link_delay_us\":" << json::number(f.link_delay_us) << ",\"mtu_bytes\":" << f.mtu_bytes
       << ",\"buffer_bytes_per_100g\":" << f.buffer_bytes_per_100g
       << ",\"drop_eligible_share\":" << json::number(f.drop_eligible_share)
-      << ",\"ecn_mark_bytes_per_100g\":" << f.ecn_mark_bytes_per_100g << ",\"collective\":"
+      << ",\"ecn_mark_bytes_per_100g\":" << f.ecn_mark_bytes_per_100g
+      << ",\"gray_loss\":" << json::number(f.gray_loss) << ",\"collective\":"
       << json::quote(w.collective == Collective::kParameterServer ? "parameter_server"
                                                                   : "ring_allreduce")
       << ",\"model\":" << json::quote(w.model) << ",\"servers\":" << w.servers

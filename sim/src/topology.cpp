@@ -49,23 +49,33 @@ ns3::Ptr<DropPrecedenceQueueDisc> install_port(ns3::Ptr<ns3::NetDevice> device,
   return port;
 }
 
-}  // namespace
-
-PortCounters Topology::switch_counters() const {
+PortCounters sum_counters(const std::vector<ns3::Ptr<DropPrecedenceQueueDisc>>& ports) {
   PortCounters total;
-  for (const auto& port : switch_ports) {
+  for (const auto& port : ports) {
     const PortCounters& c = port->counters();
     total.dropped_drop_eligible += c.dropped_drop_eligible;
     total.dropped_full += c.dropped_full;
     total.evicted += c.evicted;
     total.marked += c.marked;
     total.enqueued += c.enqueued;
+    total.arrived += c.arrived;
+    total.dropped_random += c.dropped_random;
   }
   return total;
 }
 
+}  // namespace
+
+PortCounters Topology::switch_counters() const {
+  return sum_counters(switch_ports);
+}
+
+PortCounters Topology::gray_counters() const {
+  return sum_counters(gray_ports);
+}
+
 Topology build_topology(const FabricConfig& fabric, const library::Policy& policy,
-                        const PortBehaviour& behaviour) {
+                        const PortBehaviour& behaviour, std::uint64_t seed) {
   Topology topo;
   const int num_hosts = fabric.hosts();
   topo.hosts.Create(static_cast<std::uint32_t>(num_hosts));
@@ -149,6 +159,13 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
       for (int end = 0; end < 2; ++end) {
         topo.switch_ports.push_back(
             install_port(devices.Get(end), fabric_port, behaviour.evict_lower_priority, policy));
+      }
+      // The gray spine loses packets on its way down to every leaf, so every packet that
+      // crosses it risks the loss once, as with the testbed's nftables rule on one bridge.
+      if (s == 0 && fabric.gray_loss > 0) {
+        topo.gray_ports.push_back(topo.switch_ports.back());
+        topo.gray_ports.back()->set_random_loss(fabric.gray_loss,
+                                                (seed << 16) + static_cast<std::uint64_t>(l));
       }
       ns3::Ipv4InterfaceContainer ifaces = addresses.Assign(devices);
       addresses.NewNetwork();

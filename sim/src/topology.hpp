@@ -26,12 +26,15 @@ struct Topology {
   std::vector<ns3::Ipv4Address> host_address;
   std::vector<int> leaf_of_host;
   std::vector<ns3::Ptr<DropPrecedenceQueueDisc>> switch_ports;
+  std::vector<ns3::Ptr<DropPrecedenceQueueDisc>> gray_ports;  // the gray spine's, when it fails
   double host_rate_bps = 0.0;
 
   PortCounters switch_counters() const;
+  PortCounters gray_counters() const;
 };
 
+// `seed` seeds the gray spine's random loss (FabricConfig::gray_loss).
 Topology build_topology(const FabricConfig& fabric, const library::Policy& policy,
-                        const PortBehaviour& behaviour);
+                        const PortBehaviour& behaviour, std::uint64_t seed);
 
 }  // namespace dlcp::sim
