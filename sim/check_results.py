@@ -3,7 +3,8 @@
 
 Usage: check_results.py PATH/TO/dlcp-sim [dlcp-sim arguments...]
 Checks: the last output line is JSON; every scheme finished every iteration; iteration times
-and flow completion times are finite numbers; dlcp's p99 gradient FCT is below DCTCP's. Then
+and flow completion times are finite numbers; the switches saw dlcp's packets in its priority
+bands and DCTCP's in best effort only; dlcp's p99 gradient FCT is below DCTCP's. Then
 re-runs dlcp alone with --merge of that document: the baselines must be kept as they were and
 dlcp's result must repeat exactly (same seed, deterministic simulator), and a merge with another
 configuration must be refused before anything runs, as must settings that cannot be simulated.
@@ -113,6 +114,18 @@ def check_gray_spine(command):
           f"with {missing:.4%} of entries missing)")
 
 
+def check_bands(results):
+    """The switches must see dlcp's DSCPs: control in band 0 and its classes in their own bands.
+    (ns-3.37's UDP SendTo once sent every dlcp packet with TOS 0, into the best-effort band.)"""
+    bands = results["dlcp"]["switch"]["enqueued_by_band"]
+    used = [band for band in range(7) if bands[band] > 0]
+    if len(used) < 6:
+        fail(f"dlcp's packets reached only bands {used} of 0-6 at the switches: {bands}")
+    if any(results["dctcp"]["switch"]["enqueued_by_band"][:7]):
+        fail(f"DCTCP's packets reached bands other than best effort: "
+             f"{results['dctcp']['switch']['enqueued_by_band']}")
+
+
 def check_scheme(scheme, result):
     if "error" in result:
         fail(f"{scheme}: {result['error']}")
@@ -137,6 +150,7 @@ def check_results(summary):
     for needed in ("dlcp", "dctcp"):
         if needed not in results:
             fail(f"scheme {needed} missing from the results")
+    check_bands(results)
     ours = results["dlcp"]["gradient_fct_us"]["p99"]
     theirs = results["dctcp"]["gradient_fct_us"]["p99"]
     if not ours < theirs:

@@ -132,7 +132,6 @@ DlcpTransport::DlcpTransport(const Topology& topology, const library::Policy& po
     }
     host->control_socket = ns3::Socket::CreateSocket(host->node, udp);
     host->control_socket->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), kControlPort));
-    host->control_socket->SetIpTos(policy_.control_tos());
     host->control_socket->SetRecvCallback(
         ns3::MakeCallback(&DlcpTransport::on_control_readable, this));
     hosts_.push_back(std::move(host));
@@ -240,11 +239,12 @@ void DlcpTransport::send_one_packet(Host& host, OutMessage& m) {
   // Spray: consecutive packets leave from consecutive source ports, so the leaves' ECMP hash
   // spreads them over the spines.
   const std::uint32_t path = host.next_path++ % static_cast<std::uint32_t>(config_.paths);
-  auto& socket = host.data_sockets[path];
-  socket->SetIpTos(m.protected_flags[seq] ? m.protected_tos : m.eligible_tos);
-  socket->SendTo(packet, 0,
-                 ns3::InetSocketAddress(topology_.host_address[m.message.dst],
-                                        static_cast<std::uint16_t>(kDataPortBase + path)));
+  // ns-3.37's UdpSocket::SendTo takes the TOS byte from the address and ignores SetIpTos
+  // (which only reaches Send on a connected socket): set it on the address.
+  ns3::InetSocketAddress destination(topology_.host_address[m.message.dst],
+                                     static_cast<std::uint16_t>(kDataPortBase + path));
+  destination.SetTos(m.protected_flags[seq] ? m.protected_tos : m.eligible_tos);
+  host.data_sockets[path]->SendTo(packet, 0, destination);
   ++counters_.data_packets_sent;
   if (m.round > 0) ++counters_.retransmitted_packets;
 
@@ -273,8 +273,9 @@ void DlcpTransport::send_control(int from, int to, ControlMessage control) {
   tag.control = static_cast<std::uint32_t>(controls_.size());
   controls_.push_back(std::move(control));
   packet->AddPacketTag(tag);
-  hosts_[static_cast<std::size_t>(from)]->control_socket->SendTo(
-      packet, 0, ns3::InetSocketAddress(topology_.host_address[to], kControlPort));
+  ns3::InetSocketAddress destination(topology_.host_address[to], kControlPort);
+  destination.SetTos(policy_.control_tos());  // SendTo ignores the socket's own TOS
+  hosts_[static_cast<std::size_t>(from)]->control_socket->SendTo(packet, 0, destination);
 }
 
 void DlcpTransport::on_control_readable(ns3::Ptr<ns3::Socket> socket) {

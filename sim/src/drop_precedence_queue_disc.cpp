@@ -41,6 +41,12 @@ ns3::TypeId DropPrecedenceQueueDisc::GetTypeId() {
                         ns3::UintegerValue(0),
                         ns3::MakeUintegerAccessor(&DropPrecedenceQueueDisc::mark_bytes_),
                         ns3::MakeUintegerChecker<std::uint32_t>())
+          .AddAttribute("MarkPerBand",
+                        "Compare the packet's own band's bytes with MarkBytes (per-queue "
+                        "marking) instead of the whole port's",
+                        ns3::BooleanValue(true),
+                        ns3::MakeBooleanAccessor(&DropPrecedenceQueueDisc::mark_per_band_),
+                        ns3::MakeBooleanChecker())
           .AddAttribute("EvictLowerPriority",
                         "pFabric-style: make room by dropping less urgent "
                         "packets",
@@ -106,10 +112,13 @@ bool DropPrecedenceQueueDisc::DoEnqueue(ns3::Ptr<ns3::QueueDiscItem> item) {
       return false;
     }
   }
-  if (mark_bytes_ > 0 && occupancy + size > mark_bytes_ && Mark(item, kMarked)) {
+  const std::uint32_t marked_queue =
+      mark_per_band_ ? GetInternalQueue(static_cast<std::size_t>(band))->GetNBytes() : occupancy;
+  if (mark_bytes_ > 0 && marked_queue + size > mark_bytes_ && Mark(item, kMarked)) {
     ++counters_.marked;
   }
   ++counters_.enqueued;
+  ++counters_.enqueued_by_band[static_cast<std::size_t>(band)];
   return GetInternalQueue(static_cast<std::size_t>(band))->Enqueue(item);
 }
 

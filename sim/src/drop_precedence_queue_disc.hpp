@@ -4,17 +4,20 @@
 //  - band: from the attached packet filter (DscpPacketFilter), 0 = most urgent;
 //  - drop precedence: a drop-eligible packet is refused once the port holds more than
 //    drop_eligible_bytes, a protected one only when the buffer (buffer_bytes) is full;
-//  - ECN: an ECN-capable packet is CE-marked when the port holds more than mark_bytes (0 = off),
-//    as DCTCP's switches do (marking on the instantaneous port occupancy);
+//  - ECN: an ECN-capable packet is CE-marked when its band's queue (or, with mark_per_band off,
+//    the whole port) holds more than mark_bytes (0 = off), on the instantaneous occupancy as
+//    DCTCP's switches do. Per-queue marking keeps best-effort backlog from marking urgent bands;
 //  - eviction (pFabric-like): when the buffer is full, packets of a strictly less urgent band are
 //    dropped to make room before the arriving packet is refused;
 //  - random loss (a gray failure): a set share of arriving packets is dropped before anything
 //    else, whatever its band or precedence.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <random>
 
+#include "dscp_classifier.hpp"
 #include "library.hpp"
 #include "ns3/queue-disc.h"
 
@@ -26,8 +29,9 @@ struct PortCounters {
   std::uint64_t evicted = 0;                // pushed out by a more urgent packet
   std::uint64_t marked = 0;                 // CE marks
   std::uint64_t enqueued = 0;
-  std::uint64_t arrived = 0;         // every packet offered to the port
-  std::uint64_t dropped_random = 0;  // lost to the gray failure
+  std::array<std::uint64_t, kBands> enqueued_by_band{};  // shows the DSCPs reach the switches
+  std::uint64_t arrived = 0;                             // every packet offered to the port
+  std::uint64_t dropped_random = 0;                      // lost to the gray failure
 };
 
 class DropPrecedenceQueueDisc : public ns3::QueueDisc {
@@ -56,6 +60,7 @@ class DropPrecedenceQueueDisc : public ns3::QueueDisc {
   std::uint32_t buffer_bytes_ = 0;
   std::uint32_t drop_eligible_bytes_ = 0;
   std::uint32_t mark_bytes_ = 0;
+  bool mark_per_band_ = true;
   bool evict_lower_priority_ = false;
   std::uint64_t loss_threshold_ = 0;  // a draw below it is lost; 0 = no random loss
   std::mt19937_64 random_;

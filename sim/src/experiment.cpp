@@ -84,6 +84,7 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme) {
 
   PortBehaviour ports;
   ports.ecn_marking = uses_dctcp(scheme);
+  ports.mark_per_band = scheme != Scheme::kPias;
   ports.evict_lower_priority = scheme == Scheme::kPfabric;
   Topology topology = build_topology(scenario.fabric, scenario.policy, ports, scenario.seed);
   const int hosts = scenario.fabric.hosts();
@@ -142,7 +143,11 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme) {
       << ",\"dropped_drop_eligible\":" << switches.dropped_drop_eligible
       << ",\"dropped_full\":" << switches.dropped_full << ",\"evicted\":" << switches.evicted
       << ",\"ce_marked\":" << switches.marked << ",\"gray_seen\":" << gray.arrived
-      << ",\"gray_dropped\":" << gray.dropped_random << "}";
+      << ",\"gray_dropped\":" << gray.dropped_random << ",\"enqueued_by_band\":[";
+  for (std::size_t band = 0; band < switches.enqueued_by_band.size(); ++band) {
+    out << (band ? "," : "") << switches.enqueued_by_band[band];
+  }
+  out << "]}";
   if (dlcp) {
     const DlcpCounters& c = dlcp->counters();
     out << ",\"dlcp\":{\"data_packets_sent\":" << c.data_packets_sent

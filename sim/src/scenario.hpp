@@ -10,8 +10,10 @@ namespace dlcp::sim {
 
 // Raised whenever a change to the simulator alters the results of an unchanged configuration, so
 // that --merge never mixes results of two models. 2: hosts mark ECN like switch ports; dlcp's
-// receiver counts its quiet period from RoundFinished when no packet has arrived.
-constexpr int kModelRevision = 2;
+// receiver counts its quiet period from RoundFinished when no packet has arrived. 3: dlcp's data
+// and control packets carry their DSCPs (before, ns-3's SendTo sent them all with TOS 0), and
+// ports mark ECN per queue (band) except for PIAS.
+constexpr int kModelRevision = 3;
 
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.

@@ -19,6 +19,7 @@ struct PortLimits {
   std::uint32_t buffer = 0;
   std::uint32_t drop_eligible = 0;
   std::uint32_t mark = 0;  // 0 = no marking
+  bool mark_per_band = true;
 };
 
 PortLimits switch_port_limits(const FabricConfig& fabric, const PortBehaviour& behaviour,
@@ -30,6 +31,7 @@ PortLimits switch_port_limits(const FabricConfig& fabric, const PortBehaviour& b
   if (behaviour.ecn_marking) {
     limits.mark = static_cast<std::uint32_t>(fabric.ecn_mark_bytes_per_100g * scale);
   }
+  limits.mark_per_band = behaviour.mark_per_band;
   return limits;
 }
 
@@ -40,7 +42,8 @@ ns3::Ptr<DropPrecedenceQueueDisc> install_port(ns3::Ptr<ns3::NetDevice> device,
   const std::uint16_t handle = helper.SetRootQueueDisc(
       "dlcp::sim::DropPrecedenceQueueDisc", "BufferBytes", ns3::UintegerValue(limits.buffer),
       "DropEligibleBytes", ns3::UintegerValue(limits.drop_eligible), "MarkBytes",
-      ns3::UintegerValue(limits.mark), "EvictLowerPriority", ns3::BooleanValue(evict));
+      ns3::UintegerValue(limits.mark), "MarkPerBand", ns3::BooleanValue(limits.mark_per_band),
+      "EvictLowerPriority", ns3::BooleanValue(evict));
   helper.AddPacketFilter(handle, "dlcp::sim::DscpPacketFilter");
   ns3::QueueDiscContainer installed = helper.Install(device);
   auto port = ns3::DynamicCast<DropPrecedenceQueueDisc>(installed.Get(0));
@@ -58,6 +61,9 @@ PortCounters sum_counters(const std::vector<ns3::Ptr<DropPrecedenceQueueDisc>>& 
     total.evicted += c.evicted;
     total.marked += c.marked;
     total.enqueued += c.enqueued;
+    for (std::size_t band = 0; band < c.enqueued_by_band.size(); ++band) {
+      total.enqueued_by_band[band] += c.enqueued_by_band[band];
+    }
     total.arrived += c.arrived;
     total.dropped_random += c.dropped_random;
   }
@@ -107,7 +113,8 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
   // equivalent of Linux's TCP small queues, so without marks an ECN flow whose bottleneck is its
   // own NIC grows its window up to the socket buffer: megabytes of standing queue in front of
   // every other packet of that band.
-  const PortLimits host_nic{fabric.host_buffer_bytes, fabric.host_buffer_bytes, leaf_down.mark};
+  const PortLimits host_nic{fabric.host_buffer_bytes, fabric.host_buffer_bytes, leaf_down.mark,
+                            leaf_down.mark_per_band};
   const PortLimits fabric_port = switch_port_limits(fabric, behaviour, fabric.fabric_link_gbps);
 
   auto fabric_map = std::make_shared<FabricMap>();
