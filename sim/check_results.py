@@ -66,7 +66,7 @@ def check_refusals(command):
     """Settings that cannot be simulated are refused by name before anything runs."""
     for bad, named in ((["--load", "2"], "--load"), (["--buffer-kib", "50"], "--buffer-kib"),
                        (["--background", "enterprise"], "--background"),
-                       (["--gray-loss", "1"], "--gray-loss")):
+                       (["--gray-loss", "1"], "--gray-loss"), (["--ablate", "pacing"], "--ablate")):
         refused = subprocess.run(command + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, timeout=60)
         if refused.returncode != 2 or named not in refused.stderr:

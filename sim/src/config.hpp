@@ -32,6 +32,9 @@ struct FabricConfig {
   // Gray failure, as in the testbed: spine 0 drops this share of the packets it forwards, at
   // random and whatever their class (a flaky link or line card, not congestion). 0 = healthy.
   double gray_loss = 0.0;
+  // Ports mark ECN on their band's queue, as commodity switches mark per egress queue; false
+  // marks on the whole port (--ablate queue-marking). PIAS always marks per port.
+  bool mark_per_queue = true;
 
   int hosts() const { return leaves * hosts_per_leaf; }
 };
@@ -65,6 +68,9 @@ struct DlcpSimConfig {
   double feedback_interval_us = 20.0;
   double quiet_before_report_us = 50.0;  // a few queueing delays of a full port
   double control_retry_us = 300.0;
+  // Ablations (--ablate), to measure what each mechanism of the policy contributes:
+  bool ecn_capable = true;      // protected packets ECN-capable, as the policy's DSCP table says
+  bool drop_precedence = true;  // drop-eligible packets carry the drop-eligible DSCP
 };
 
 struct TcpConfig {

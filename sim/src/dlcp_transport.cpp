@@ -22,6 +22,7 @@ constexpr std::uint32_t kDlcpHeaderBytes = 40;   // docs/protocol.md, data heade
 constexpr std::uint32_t kControlBaseBytes = 32;  // control header + fixed fields
 constexpr std::uint16_t kControlPort = 9999;
 constexpr std::uint16_t kDataPortBase = 10000;
+constexpr std::uint8_t kEcnMask = 0b11;  // the ECN field of the TOS byte
 constexpr std::uint8_t kEcnCe = 0b11;
 
 ns3::Time transmit_time(std::uint32_t bytes, double rate_bits_per_s) {
@@ -163,6 +164,11 @@ void DlcpTransport::send(const Message& message, Delivered on_delivered) {
   m.priority_class = library::priority_class(message.layer, message.num_layers);
   m.protected_tos = policy_.data_tos(m.priority_class, /*is_protected=*/true);
   m.eligible_tos = policy_.data_tos(m.priority_class, /*is_protected=*/false);
+  if (!config_.drop_precedence) m.eligible_tos = m.protected_tos;
+  if (!config_.ecn_capable) {
+    m.protected_tos = static_cast<std::uint8_t>(m.protected_tos & ~kEcnMask);
+    m.eligible_tos = static_cast<std::uint8_t>(m.eligible_tos & ~kEcnMask);
+  }
   const std::uint32_t budget = library::budget_ppm(message.loss_budget);
   m.allowed_missing = library::allowed_missing_entries(m.total_entries, budget);
   if (budget == 0) {
@@ -352,7 +358,7 @@ void DlcpTransport::on_data_readable(ns3::Ptr<ns3::Socket> socket) {
     DlcpDataTag tag;
     if (!packet->PeekPacketTag(tag)) continue;
     ns3::SocketIpTosTag tos;
-    const bool ce = packet->PeekPacketTag(tos) && (tos.GetTos() & 0b11) == kEcnCe;
+    const bool ce = packet->PeekPacketTag(tos) && (tos.GetTos() & kEcnMask) == kEcnCe;
     const OutMessage& m = *messages_[tag.message];
     Host& host = *hosts_[static_cast<std::size_t>(m.message.dst)];
     auto& source = host.sources[m.message.src];

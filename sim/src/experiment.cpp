@@ -84,7 +84,7 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme) {
 
   PortBehaviour ports;
   ports.ecn_marking = uses_dctcp(scheme);
-  ports.mark_per_band = scheme != Scheme::kPias;
+  ports.mark_per_band = scenario.fabric.mark_per_queue && scheme != Scheme::kPias;
   ports.evict_lower_priority = scheme == Scheme::kPfabric;
   Topology topology = build_topology(scenario.fabric, scenario.policy, ports, scenario.seed);
   const int hosts = scenario.fabric.hosts();

@@ -128,7 +128,11 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"buffer_bytes_per_100g\":" << f.buffer_bytes_per_100g
       << ",\"drop_eligible_share\":" << json::number(f.drop_eligible_share)
       << ",\"ecn_mark_bytes_per_100g\":" << f.ecn_mark_bytes_per_100g
-      << ",\"gray_loss\":" << json::number(f.gray_loss) << ",\"collective\":"
+      << ",\"gray_loss\":" << json::number(f.gray_loss)
+      << ",\"mark_per_queue\":" << (f.mark_per_queue ? "true" : "false")
+      << ",\"dlcp_ecn_capable\":" << (s.dlcp.ecn_capable ? "true" : "false")
+      << ",\"dlcp_drop_precedence\":" << (s.dlcp.drop_precedence ? "true" : "false")
+      << ",\"collective\":"
       << json::quote(w.collective == Collective::kParameterServer ? "parameter_server"
                                                                   : "ring_allreduce")
       << ",\"model\":" << json::quote(w.model) << ",\"servers\":" << w.servers

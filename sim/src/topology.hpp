@@ -16,8 +16,8 @@ namespace dlcp::sim {
 // How switch ports behave for the scheme under test.
 struct PortBehaviour {
   bool ecn_marking = false;  // DCTCP and PIAS need it; dlcp's background TCP is DCTCP too
-  // Mark on the packet's own queue (band) rather than on the whole port. Commodity switches mark
-  // per egress queue; PIAS's authors chose per-port marking for PIAS, which it keeps.
+  // Mark on the packet's own queue (band) rather than on the whole port (FabricConfig's
+  // mark_per_queue; PIAS's authors chose per-port marking for PIAS, which it keeps).
   bool mark_per_band = true;
   bool evict_lower_priority = false;  // pFabric-like
 };
