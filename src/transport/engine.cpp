@@ -265,8 +265,7 @@ void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& 
                      now);
   peer.paths.emplace(peer.data_addresses.size());
   peer.path_sent.assign(peer.data_addresses.size(), 0);
-  peer.feedback_path.assign(sockets_.size(), 0);
-  peer.feedback_since = now;
+  peer.delivered = DeliveryMeter(sockets_.size());
   if (options_.packet_mac) {
     const auto self = static_cast<std::uint16_t>(options_.rank);
     const auto other = static_cast<std::uint16_t>(rank);
@@ -523,27 +522,14 @@ std::uint64_t Engine::judge_losses(int peer) {
 }
 
 void Engine::send_feedback(PeerState& peer, TimePoint now) {
-  const std::uint64_t lost = judge_losses(peer.rank);
-  wire::RateFeedback feedback;
-  feedback.interval_us = static_cast<std::uint32_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(now - peer.feedback_since).count());
-  feedback.received_bytes = peer.feedback_bytes;
-  feedback.received_packets = static_cast<std::uint32_t>(peer.feedback_packets);
-  feedback.lost_packets_estimate = static_cast<std::uint32_t>(lost);
-  feedback.ce_marked_packets = static_cast<std::uint32_t>(peer.feedback_ce);
-  feedback.path_received = peer.feedback_path;
-  peer.control.send(feedback);
-  peer.feedback_bytes = peer.feedback_packets = peer.feedback_ce = 0;
-  std::fill(peer.feedback_path.begin(), peer.feedback_path.end(), 0);
-  peer.feedback_since = now;
+  peer.control.send(peer.delivered.take(now, judge_losses(peer.rank)));
 }
 
 void Engine::on_timers(TimePoint now) {
   if (now < next_timer_check_) return;
   next_timer_check_ = now + kTimerTick;
   for (auto& peer : peers_) {
-    if (peer.connected && peer.feedback_packets > 0 &&
-        now - peer.feedback_since >= options_.feedback_interval) {
+    if (peer.connected && peer.delivered.due(now, options_.feedback_interval)) {
       send_feedback(peer, now);
     }
   }

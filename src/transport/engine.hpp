@@ -28,6 +28,7 @@
 #include "dlcp/transport.hpp"
 #include "transport/control_channel.hpp"
 #include "transport/data_socket.hpp"
+#include "transport/delivery_meter.hpp"
 #include "transport/job_key.hpp"
 #include "transport/loss_injector.hpp"
 #include "transport/pacer.hpp"
@@ -138,11 +139,7 @@ struct PeerState {
   std::uint64_t mac_counter = 0;  // next counter to send
   std::optional<ReplayWindow> replay;
   // Receive side: what this peer sent us since our last feedback to it.
-  std::uint64_t feedback_bytes = 0;
-  std::uint64_t feedback_packets = 0;
-  std::uint64_t feedback_ce = 0;
-  std::vector<std::uint32_t> feedback_path;
-  TimePoint feedback_since{};
+  DeliveryMeter delivered;
 };
 
 // An accepted control connection still in its handshake (see handshake.hpp): waiting for the
@@ -222,7 +219,7 @@ class Engine final : public Transport {
   bool authenticate(const wire::DataHeader& header, std::span<const std::byte> datagram);
   // Accounting shared by both receive paths for a decoded, accepted datagram.
   bool admit(const wire::DataHeader& header, std::size_t bytes, std::uint8_t tos,
-             std::size_t socket_index);
+             std::size_t socket_index, TimePoint now);
   // Where a packet's payload goes, or empty (counted) when it must not be placed.
   std::span<float> placement(IncomingMessage& message, const wire::DataHeader& header);
   void commit(IncomingMessage& message, const wire::DataHeader& header, TimePoint now);

@@ -138,7 +138,7 @@ void Engine::receive_direct(std::size_t socket_index, TimePoint now) {
     }
     const wire::DataHeader& header = *decoded;
     // TOS is only known after the receive; CE marks are rare enough to read on that path only.
-    if (!admit(header, size, 0, socket_index)) {
+    if (!admit(header, size, 0, socket_index, now)) {
       socket.discard();
       continue;
     }
@@ -160,7 +160,7 @@ void Engine::receive_direct(std::size_t socket_index, TimePoint now) {
     } else {
       socket.discard();
     }
-    if ((tos & 0b11) == 0b11) ++peers_[header.src_rank].feedback_ce;
+    if ((tos & 0b11) == 0b11) peers_[header.src_rank].delivered.on_ce_mark();
   }
 }
 
@@ -191,7 +191,7 @@ bool Engine::authenticate(const wire::DataHeader& header, std::span<const std::b
 }
 
 bool Engine::admit(const wire::DataHeader& header, std::size_t bytes, std::uint8_t tos,
-                   std::size_t socket_index) {
+                   std::size_t socket_index, TimePoint now) {
   PeerState& peer = peers_[header.src_rank];
   if (!peer.connected) {
     rejects_.add(wire::RejectReason::kBadSourceRank);
@@ -201,10 +201,8 @@ bool Engine::admit(const wire::DataHeader& header, std::size_t bytes, std::uint8
     ++stats_.injected_drops;
     return false;
   }
-  ++peer.feedback_packets;
-  peer.feedback_bytes += bytes;
-  ++peer.feedback_path[socket_index];
-  if ((tos & 0b11) == 0b11) ++peer.feedback_ce;
+  peer.delivered.on_packet(bytes, socket_index, now);
+  if ((tos & 0b11) == 0b11) peer.delivered.on_ce_mark();
   return true;
 }
 
@@ -239,7 +237,7 @@ void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
   }
   const wire::DataHeader& header = *decoded;
   if (!authenticate(header, bytes)) return;
-  if (!admit(header, bytes.size(), tos, socket_index)) return;
+  if (!admit(header, bytes.size(), tos, socket_index, now)) return;
   const MessageKey key{header.src_rank, header.message_id};
   auto it = incoming_.find(key);
   if (it != incoming_.end()) {

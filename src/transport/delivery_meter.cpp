@@ -1,0 +1,48 @@
+#include "transport/delivery_meter.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+namespace dlcp::transport {
+namespace {
+
+std::uint32_t saturate(std::uint64_t value) {
+  return static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(value, std::numeric_limits<std::uint32_t>::max()));
+}
+
+}  // namespace
+
+DeliveryMeter::DeliveryMeter(std::size_t paths) : path_packets_(paths, 0) {}
+
+void DeliveryMeter::on_packet(std::size_t bytes, std::size_t path, TimePoint now) {
+  if (packets_ == 0) first_ = now;
+  ++packets_;
+  bytes_ += bytes;
+  if (path < path_packets_.size()) ++path_packets_[path];
+}
+
+bool DeliveryMeter::due(TimePoint now, Duration interval) const {
+  return packets_ > 0 && now - first_ >= interval;
+}
+
+wire::RateFeedback DeliveryMeter::take(TimePoint now, std::uint64_t lost_packets) {
+  wire::RateFeedback feedback;
+  if (packets_ > 0) {
+    const auto elapsed_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(now - first_).count();
+    feedback.interval_us =
+        saturate(static_cast<std::uint64_t>(std::max<std::int64_t>(0, elapsed_us)));
+  }
+  feedback.received_bytes = bytes_;
+  feedback.received_packets = saturate(packets_);
+  feedback.lost_packets_estimate = saturate(lost_packets);
+  feedback.ce_marked_packets = saturate(ce_marked_);
+  feedback.path_received = path_packets_;
+  bytes_ = packets_ = ce_marked_ = 0;
+  std::fill(path_packets_.begin(), path_packets_.end(), 0);
+  return feedback;
+}
+
+}  // namespace dlcp::transport

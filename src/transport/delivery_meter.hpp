@@ -1,0 +1,40 @@
+// Receive side of rate control: what one peer delivered to us since our last feedback to it.
+//
+// The reported interval starts at the first packet counted, not at the previous report. Training
+// traffic comes in bursts separated by compute; an interval stretched over such an idle gap would
+// report a delivered rate near zero, and a sender that also saw a CE mark would cut its rate to
+// almost nothing for what was only its own silence.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/time.hpp"
+#include "wire/control.hpp"
+
+namespace dlcp::transport {
+
+class DeliveryMeter {
+ public:
+  // `paths`: how many receive sockets to count packets for (the feedback's per-path counts).
+  explicit DeliveryMeter(std::size_t paths = 0);
+
+  void on_packet(std::size_t bytes, std::size_t path, TimePoint now);
+  // A CE mark is read after the packet was counted (the TOS comes with the payload).
+  void on_ce_mark() { ++ce_marked_; }
+
+  // True once packets were counted and at least `interval` has passed since the first of them.
+  bool due(TimePoint now, Duration interval) const;
+  // The report for the packets counted so far (with the caller's loss estimate); starts afresh.
+  wire::RateFeedback take(TimePoint now, std::uint64_t lost_packets);
+
+ private:
+  TimePoint first_{};
+  std::uint64_t bytes_ = 0;
+  std::uint64_t packets_ = 0;
+  std::uint64_t ce_marked_ = 0;
+  std::vector<std::uint32_t> path_packets_;
+};
+
+}  // namespace dlcp::transport
