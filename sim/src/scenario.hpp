@@ -12,8 +12,9 @@ namespace dlcp::sim {
 // that --merge never mixes results of two models. 2: hosts mark ECN like switch ports; dlcp's
 // receiver counts its quiet period from RoundFinished when no packet has arrived. 3: dlcp's data
 // and control packets carry their DSCPs (before, ns-3's SendTo sent them all with TOS 0), and
-// ports mark ECN per queue (band) except for PIAS.
-constexpr int kModelRevision = 3;
+// ports mark ECN per queue (band) except for PIAS. 4: the library's rate controller cuts dlcp's
+// rate in proportion to the CE-marked share instead of to 0.9 x the delivered rate.
+constexpr int kModelRevision = 4;
 
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.

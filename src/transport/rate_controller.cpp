@@ -57,10 +57,21 @@ double RateController::on_feedback(const Feedback& feedback) {
   const double delivered =
       static_cast<double>(feedback.received_bytes) / to_seconds(feedback.interval);
 
-  if (last_loss_ > config_.congestion_loss || feedback.ce_marked > 0) {
-    // Congestion: fall back to what got through, minus headroom. A congestion report never
+  if (last_loss_ > config_.congestion_loss) {
+    // Congestion loss: fall back to what got through, minus headroom. A congestion report never
     // raises the rate (delivered can exceed the rate while a queue drains), hence the min.
     rate_ = std::min(rate_, std::max(config_.min_rate, config_.decrease * delivered));
+    hold_ = config_.hold_intervals;
+  } else if (feedback.ce_marked > 0) {
+    // CE marks say a queue is building, not that it overflowed: cut in proportion to the marked
+    // share, as DCTCP does per window, but never below what got through minus headroom. Cutting
+    // to the delivered rate, as on loss, would punish a sender that had little to send in the
+    // interval (a small layer, a message's tail): it delivers far below the rate it may use.
+    const double marked = std::min(1.0, static_cast<double>(feedback.ce_marked) /
+                                            static_cast<double>(feedback.received_packets));
+    const double proportional = (1.0 - marked / 2.0) * rate_;
+    rate_ =
+        std::min(rate_, std::max({config_.min_rate, proportional, config_.decrease * delivered}));
     hold_ = config_.hold_intervals;
   } else if (hold_ > 0) {
     --hold_;  // holding after congestion: no increase

@@ -3,9 +3,11 @@
 // Loss tolerance tempts a sender to blast; this keeps the bottleneck busy without collapse.
 // Each feedback interval reports the rate at which the receiver got our packets and the share that
 // went missing. Rules (all fractions of the current rate):
-//  - congestion (loss above `congestion_loss`, or any CE marks): the rate drops to
+//  - congestion loss (above `congestion_loss`): the rate drops to
 //    max(min_rate, decrease * delivered_rate) -- what actually got through, minus headroom --
 //    and stays there for `hold_intervals` feedbacks;
+//  - otherwise CE marks on a share F of the packets: the rate drops by F/2 (DCTCP's cut), but
+//    not below decrease * delivered_rate, and is held likewise;
 //  - otherwise, when the receiver kept up (delivered >= keep_up * rate): multiplicative increase
 //    by `increase`, capped at max_rate;
 //  - otherwise (receiver not keeping up but no loss yet, e.g. a queue building): hold the rate.

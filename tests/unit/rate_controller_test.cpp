@@ -91,10 +91,41 @@ TEST(RateController, CongestionDropsToDeliveredMinusHeadroomAndHolds) {
   EXPECT_DOUBLE_EQ(rc.on_feedback(report(5.4e7)), 5.4e7 * 1.25);
 }
 
-TEST(RateController, CeMarksAreCongestion) {
+TEST(RateController, CeMarksCutInProportionToTheMarkedShare) {
+  // 4e7 B/s delivered over 10 ms is 400 packets; a quarter of them marked: cut by an eighth.
   RateController rc(config());
-  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e8, 0, 1)), 9e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(4e7, 0, 100)), 0.875e8);
   EXPECT_DOUBLE_EQ(rc.last_loss(), 0.0);
+  // All marked: cut by half.
+  RateController all(config());
+  EXPECT_DOUBLE_EQ(all.on_feedback(report(4e7, 0, 400)), 0.5e8);
+}
+
+TEST(RateController, CeCutNeverBelowDeliveredMinusHeadroom) {
+  // All 900 packets marked would halve the rate, but 9e7 got through: keep 0.9 of that.
+  RateController rc(config());
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(9e7, 0, 900)), 8.1e7);
+}
+
+TEST(RateController, CeMarksOnALittleTrafficCutALittle) {
+  // A sender with little to send (10 packets in the interval, 1 marked) delivers far below its
+  // rate; the mark says a queue is building, not that the rate should fall to what it sent.
+  RateController rc(config());
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e6, 0, 1)), 0.95e8);
+}
+
+TEST(RateController, CeCutIsHeldLikeALossCut) {
+  RateController rc(config());
+  rc.on_feedback(report(4e7, 0, 400));                 // 5e7, hold 2
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(5e7)), 5e7);  // held although the receiver keeps up
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(5e7)), 5e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(5e7)), 5e7 * 1.25);
+}
+
+TEST(RateController, CongestionLossOutweighsCeMarks) {
+  // Loss above the threshold with marks too: the loss rule (delivered minus headroom) applies.
+  RateController rc(config());
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(6e7, 200, 600)), 0.9 * 6e7);
 }
 
 TEST(RateController, CongestionNeverBelowMinRate) {
