@@ -67,6 +67,10 @@ std::uint32_t budget_ppm(double fraction) {
   return dlcp::policy::budget_ppm(fraction);
 }
 
+bool is_ce_marked(std::uint8_t tos) {
+  return dlcp::policy::is_ce_marked(tos);
+}
+
 std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t loss_budget_ppm) {
   return dlcp::policy::allowed_missing_entries(total_entries, loss_budget_ppm);
 }

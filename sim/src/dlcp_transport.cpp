@@ -22,8 +22,7 @@ constexpr std::uint32_t kDlcpHeaderBytes = 40;   // docs/protocol.md, data heade
 constexpr std::uint32_t kControlBaseBytes = 32;  // control header + fixed fields
 constexpr std::uint16_t kControlPort = 9999;
 constexpr std::uint16_t kDataPortBase = 10000;
-constexpr std::uint8_t kEcnMask = 0b11;  // the ECN field of the TOS byte
-constexpr std::uint8_t kEcnCe = 0b11;
+constexpr std::uint8_t kEcnMask = 0b11;  // the ECN field of the TOS byte, cleared by --ablate ecn
 
 ns3::Time transmit_time(std::uint32_t bytes, double rate_bits_per_s) {
   return ns3::Seconds(bytes * 8.0 / rate_bits_per_s);
@@ -358,7 +357,7 @@ void DlcpTransport::on_data_readable(ns3::Ptr<ns3::Socket> socket) {
     DlcpDataTag tag;
     if (!packet->PeekPacketTag(tag)) continue;
     ns3::SocketIpTosTag tos;
-    const bool ce = packet->PeekPacketTag(tos) && (tos.GetTos() & kEcnMask) == kEcnCe;
+    const bool ce = packet->PeekPacketTag(tos) && library::is_ce_marked(tos.GetTos());
     const OutMessage& m = *messages_[tag.message];
     Host& host = *hosts_[static_cast<std::size_t>(m.message.dst)];
     auto& source = host.sources[m.message.src];

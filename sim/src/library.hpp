@@ -43,6 +43,7 @@ class Policy {
 int priority_class(int layer, int num_layers);  // policy::priority_class
 std::uint32_t budget_ppm(double fraction);      // policy::budget_ppm
 std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t loss_budget_ppm);
+bool is_ce_marked(std::uint8_t tos);  // policy::is_ce_marked
 
 // dlcp::transport::RateController with RateControlOptions defaults except the three rates.
 class RateController {

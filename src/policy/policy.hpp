@@ -26,8 +26,13 @@ inline constexpr std::uint32_t kPpm = 1'000'000;
 enum class Precedence : std::uint8_t { kProtected, kDropEligible };
 
 // ECN codepoints (low two bits of the TOS byte).
+inline constexpr std::uint8_t kEcnMask = 0b11;
 inline constexpr std::uint8_t kEcnNotEct = 0b00;
 inline constexpr std::uint8_t kEcnEct0 = 0b10;
+inline constexpr std::uint8_t kEcnCe = 0b11;  // congestion experienced: set by a switch
+constexpr bool is_ce_marked(std::uint8_t tos) {
+  return (tos & kEcnMask) == kEcnCe;
+}
 
 using DscpTable = dlcp::DscpTable;
 using PolicyConfig = dlcp::PolicyOptions;

@@ -160,7 +160,7 @@ void Engine::receive_direct(std::size_t socket_index, TimePoint now) {
     } else {
       socket.discard();
     }
-    if ((tos & 0b11) == 0b11) peers_[header.src_rank].delivered.on_ce_mark();
+    if (policy::is_ce_marked(tos)) peers_[header.src_rank].delivered.on_ce_mark();
   }
 }
 
@@ -202,7 +202,7 @@ bool Engine::admit(const wire::DataHeader& header, std::size_t bytes, std::uint8
     return false;
   }
   peer.delivered.on_packet(bytes, socket_index, now);
-  if ((tos & 0b11) == 0b11) peer.delivered.on_ce_mark();
+  if (policy::is_ce_marked(tos)) peer.delivered.on_ce_mark();
   return true;
 }
 

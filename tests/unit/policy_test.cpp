@@ -526,5 +526,13 @@ TEST(Budget, PhaseBudgetRejectsBadBudget) {
   EXPECT_INVALID((PhaseBudget{std::nan(""), 0, 0}.at_round(0)), "budget", "nan");
 }
 
+TEST(PolicyEcn, OnlyTheCeCodepointIsAMarkWhateverTheDscp) {
+  EXPECT_TRUE(is_ce_marked(0b11));
+  EXPECT_TRUE(is_ce_marked(static_cast<std::uint8_t>(46 << 2 | kEcnCe)));
+  EXPECT_FALSE(is_ce_marked(static_cast<std::uint8_t>(46 << 2 | kEcnEct0)));
+  EXPECT_FALSE(is_ce_marked(static_cast<std::uint8_t>(63 << 2 | kEcnNotEct)));
+  EXPECT_FALSE(is_ce_marked(0b01));  // ECT(1)
+}
+
 }  // namespace
 }  // namespace dlcp::policy
