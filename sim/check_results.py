@@ -3,11 +3,12 @@
 
 Usage: check_results.py PATH/TO/dlcp-sim [dlcp-sim arguments...]
 Checks: the last output line is JSON; every scheme finished every iteration; iteration times
-and flow completion times are finite numbers; the switches saw dlcp's packets in its priority
-bands and DCTCP's in best effort only; dlcp's p99 gradient FCT is below DCTCP's. Then
-re-runs dlcp alone with --merge of that document: the baselines must be kept as they were and
-dlcp's result must repeat exactly (same seed, deterministic simulator), and a merge with another
-configuration must be refused before anything runs, as must settings that cannot be simulated.
+and flow completion times are finite numbers; TCP's loss counters cover every TCP flow; the
+switches saw dlcp's packets in its priority bands and DCTCP's in best effort only; dlcp's p99
+gradient FCT is below DCTCP's. Then re-runs dlcp alone with --merge of that document: the
+baselines must be kept as they were and dlcp's result must repeat exactly (same seed,
+deterministic simulator), and a merge with another configuration must be refused before
+anything runs, as must settings that cannot be simulated.
 Last, dlcp runs alone with a gray spine (--gray-loss): the spine must drop its share of packets
 (within 6 binomial standard deviations), and dlcp must still finish every iteration and every
 gradient message with no more entries missing than its loss budget allows.
@@ -66,7 +67,8 @@ def check_refusals(command):
     """Settings that cannot be simulated are refused by name before anything runs."""
     for bad, named in ((["--load", "2"], "--load"), (["--buffer-kib", "50"], "--buffer-kib"),
                        (["--background", "enterprise"], "--background"),
-                       (["--gray-loss", "1"], "--gray-loss"), (["--ablate", "pacing"], "--ablate")):
+                       (["--gray-loss", "1"], "--gray-loss"), (["--ablate", "pacing"], "--ablate"),
+                       (["--tcp-min-rto-us", "0"], "--tcp-min-rto-us")):
         refused = subprocess.run(command + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, timeout=60)
         if refused.returncode != 2 or named not in refused.stderr:
@@ -140,10 +142,24 @@ def check_scheme(scheme, result):
         fail(f"{scheme}: not every gradient flow completed")
 
 
+def check_tcp_counters(scheme, result):
+    """Every TCP flow is counted once, from its first SYN; dlcp sends no gradient over TCP."""
+    for kind in ("gradient", "background"):
+        counters = result["tcp"][kind]
+        flows = result[f"{kind}_fct_us"]["started"]
+        expected = 0 if (scheme == "dlcp" and kind == "gradient") else flows
+        if counters["connections"] != expected:
+            fail(f"{scheme}: {counters['connections']} {kind} TCP connections counted for "
+                 f"{expected} flows")
+        if any(not isinstance(value, int) or value < 0 for value in counters.values()):
+            fail(f"{scheme}: {kind} TCP counters {counters}")
+
+
 def check_results(summary):
     results = summary["results"]
     for scheme, result in results.items():
         check_scheme(scheme, result)
+        check_tcp_counters(scheme, result)
         if result["switch"]["gray_seen"] or result["switch"]["gray_dropped"]:
             fail(f"{scheme}: a healthy fabric reports gray-spine traffic {result['switch']}")
 

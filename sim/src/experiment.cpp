@@ -66,6 +66,14 @@ void configure_tcp(const ScenarioConfig& scenario, Scheme scheme) {
   }
 }
 
+std::string losses_json(const TcpLossCounters& c) {
+  std::ostringstream out;
+  out << "{\"connections\":" << c.connections
+      << ",\"syn_retransmissions\":" << c.syn_retransmissions() << ",\"timeouts\":" << c.timeouts
+      << ",\"fast_recoveries\":" << c.fast_recoveries << "}";
+  return out.str();
+}
+
 std::string stats_json(const std::vector<double>& samples, std::uint64_t started) {
   std::ostringstream out;
   out << "{\"mean\":" << json::number(mean_of(samples))
@@ -148,6 +156,8 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme) {
     out << (band ? "," : "") << switches.enqueued_by_band[band];
   }
   out << "]}";
+  out << ",\"tcp\":{\"gradient\":" << losses_json(tcp.loss_counters(FlowKind::kGradient))
+      << ",\"background\":" << losses_json(tcp.loss_counters(FlowKind::kBackground)) << "}";
   if (dlcp) {
     const DlcpCounters& c = dlcp->counters();
     out << ",\"dlcp\":{\"data_packets_sent\":" << c.data_packets_sent

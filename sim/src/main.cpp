@@ -29,10 +29,12 @@ void usage(std::ostream& out) {
          "                [--schemes dlcp,dctcp,newreno,pfabric,pias] [--iterations N]\n"
          "                [--load X] [--model NAME] [--size-scale X] [--budget X] [--seed N]\n"
          "                [--collective ps|ring] [--background web-search|data-mining]\n"
-         "                [--buffer-kib N] [--gray-loss X] [--ablate LIST] [--merge FILE]\n"
-         "                [--list]\n"
+         "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
+         "                [--ablate LIST] [--merge FILE] [--list]\n"
          "--buffer-kib N sets a 100 Gbit/s port's buffer (ports of other rates scale)\n"
          "--gray-loss X makes spine 0 drop a share X of the packets it forwards, at random\n"
+         "--tcp-min-rto-us X sets TCP's minimum retransmission timeout (DCTCP, NewReno, PIAS and\n"
+         "every network's background; pFabric keeps its own)\n"
          "--ablate LIST turns off, comma-separated: ecn (dlcp's packets not ECN-capable),\n"
          "precedence (no dlcp packet drop-eligible), queue-marking (ports mark per port)\n"
          "--merge FILE keeps the other schemes' results from an earlier run's FILE (same\n"
@@ -136,6 +138,8 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       s.fabric.buffer_bytes_per_100g = static_cast<std::uint32_t>(kib * 1024);
     } else if (flag == "--gray-loss") {
       s.fabric.gray_loss = to_number(flag, text);
+    } else if (flag == "--tcp-min-rto-us") {
+      s.tcp.min_rto_us = to_number(flag, text);
     } else if (flag == "--ablate") {
       std::stringstream list(text);
       std::string name;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 
@@ -11,14 +12,20 @@ namespace dlcp::sim {
 
 namespace {
 
-double field(const json::Value& result, const char* group, const char* name) {
-  const auto g = result.object.find(group);
-  if (g == result.object.end()) return std::numeric_limits<double>::quiet_NaN();
-  const auto f = g->second.object.find(name);
-  if (f == g->second.object.end() || f->second.kind != json::Value::Kind::kNumber) {
-    return std::numeric_limits<double>::quiet_NaN();
+// The number at `path` in `result`, NaN when absent (documents from before a field existed).
+double path_field(const json::Value& result, std::initializer_list<const char*> path) {
+  const json::Value* at = &result;
+  for (const char* key : path) {
+    const auto found = at->object.find(key);
+    if (found == at->object.end()) return std::numeric_limits<double>::quiet_NaN();
+    at = &found->second;
   }
-  return f->second.number;
+  return at->kind == json::Value::Kind::kNumber ? at->number
+                                                : std::numeric_limits<double>::quiet_NaN();
+}
+
+double field(const json::Value& result, const char* group, const char* name) {
+  return path_field(result, {group, name});
 }
 
 double number_field(const json::Value& result, const char* name) {
@@ -124,6 +131,19 @@ void print_table(std::ostream& out, const ScenarioConfig& scenario,
   }
   out << "speedup of dlcp = baseline mean iteration time / dlcp's; p99 FCT lower = how much "
          "lower dlcp's p99 gradient FCT is\n";
+  std::string tcp_losses;
+  for (const auto& o : outcomes) {
+    const auto count = [&](const char* name) {
+      return cell(path_field(o.result, {"tcp", "gradient", name}), "%.0f");
+    };
+    if (!(path_field(o.result, {"tcp", "gradient", "connections"}) > 0)) continue;
+    tcp_losses += " " + o.scheme + " " + count("timeouts") + "/" + count("fast_recoveries") + "/" +
+                  count("syn_retransmissions") + " of " + count("connections");
+  }
+  if (!tcp_losses.empty()) {
+    out << "TCP gradient flows, timeouts/fast recoveries/SYN retransmissions:" << tcp_losses
+        << "\n";
+  }
   if (scenario.fabric.gray_loss > 0) {
     out << "gray spine (spine 0 drops " << cell(100.0 * scenario.fabric.gray_loss, "%.2f")
         << "% at random), packets dropped of those that crossed it:";

@@ -103,6 +103,10 @@ std::string invalid_setting(const ScenarioConfig& s) {
   if (!(w.loss_budget >= 0 && w.loss_budget < 0.5)) return "--budget must lie in [0, 0.5)";
   // Above about 95% of every host's link the Poisson background alone never drains.
   if (!(s.background.load >= 0 && s.background.load <= 0.95)) return "--load must lie in [0, 0.95]";
+  // Below a microsecond is below the clock granularity; above a second no flow would finish.
+  if (!(s.tcp.min_rto_us >= 1 && s.tcp.min_rto_us <= 1e6)) {
+    return "--tcp-min-rto-us must lie in [1, 1000000]";
+  }
   const FabricConfig& f = s.fabric;
   // A spine that loses everything is a dead link, which routing would take out of service.
   if (!(f.gray_loss >= 0 && f.gray_loss < 1)) return "--gray-loss must lie in [0, 1)";

@@ -6,6 +6,8 @@
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
+#include "ns3/tcp-header.h"
+#include "ns3/tcp-socket-base.h"
 #include "ns3/tcp-socket-factory.h"
 
 namespace dlcp::sim {
@@ -27,6 +29,21 @@ int level_of(std::uint64_t bytes) {
     if (bytes > bound) ++level;
   }
   return level;
+}
+
+void count_recovery(TcpLossCounters* counters, ns3::TcpSocketState::TcpCongState_t from,
+                    ns3::TcpSocketState::TcpCongState_t to) {
+  if (to == from) return;
+  if (to == ns3::TcpSocketState::CA_LOSS) ++counters->timeouts;
+  if (to == ns3::TcpSocketState::CA_RECOVERY) ++counters->fast_recoveries;
+}
+
+void count_syn(TcpLossCounters* counters, ns3::Ptr<const ns3::Packet>, const ns3::TcpHeader& header,
+               ns3::Ptr<const ns3::TcpSocketBase>) {
+  const std::uint8_t flags = header.GetFlags();
+  if ((flags & ns3::TcpHeader::SYN) != 0 && (flags & ns3::TcpHeader::ACK) == 0) {
+    ++counters->syns_sent;
+  }
 }
 
 }  // namespace
@@ -92,6 +109,12 @@ void TcpTransport::send(const Message& message, Delivered on_delivered) {
   const auto port = ns3::InetSocketAddress::ConvertFrom(local).GetPort();
   by_source_[{topology_.host_address[message.src].Get(), port}] = flow.get();
   by_socket_[ns3::PeekPointer(flow->tx)] = flow.get();
+  TcpLossCounters* losses =
+      message.kind == FlowKind::kGradient ? &gradient_losses_ : &background_losses_;
+  ++losses->connections;
+  flow->tx->TraceConnectWithoutContext("CongState",
+                                       ns3::MakeBoundCallback(&count_recovery, losses));
+  flow->tx->TraceConnectWithoutContext("Tx", ns3::MakeBoundCallback(&count_syn, losses));
   update_tos(*flow);
   flow->tx->SetConnectCallback(ns3::MakeCallback(&TcpTransport::on_connected, this),
                                ns3::MakeCallback(&TcpTransport::on_connect_failed, this));

@@ -21,6 +21,19 @@ namespace dlcp::sim {
 
 enum class TcpPriority { kNone, kRemainingSize, kBytesSent };
 
+// How often TCP had to recover from loss, for the flows of one kind. Tail flow completion times
+// of TCP are mostly made of these, timeouts above all.
+struct TcpLossCounters {
+  std::uint64_t connections = 0;
+  std::uint64_t syns_sent = 0;        // more than `connections` when handshakes timed out
+  std::uint64_t timeouts = 0;         // entries into loss recovery by the retransmission timer
+  std::uint64_t fast_recoveries = 0;  // entries into recovery by duplicate ACKs
+
+  std::uint64_t syn_retransmissions() const {
+    return syns_sent > connections ? syns_sent - connections : 0;
+  }
+};
+
 class TcpTransport : public MessageTransport {
  public:
   TcpTransport(const Topology& topology, const library::Policy& policy, TcpPriority priority,
@@ -28,6 +41,11 @@ class TcpTransport : public MessageTransport {
   ~TcpTransport() override;
 
   void send(const Message& message, Delivered on_delivered) override;
+
+  // Counted on the sending side of each flow: its receiver only acknowledges.
+  const TcpLossCounters& loss_counters(FlowKind kind) const {
+    return kind == FlowKind::kGradient ? gradient_losses_ : background_losses_;
+  }
 
  private:
   struct Flow;
@@ -50,6 +68,8 @@ class TcpTransport : public MessageTransport {
   std::vector<std::unique_ptr<Flow>> flows_;
   std::map<std::pair<std::uint32_t, std::uint16_t>, Flow*> by_source_;  // (address, port)
   std::unordered_map<ns3::Socket*, Flow*> by_socket_;
+  TcpLossCounters gradient_losses_;
+  TcpLossCounters background_losses_;
 };
 
 }  // namespace dlcp::sim
