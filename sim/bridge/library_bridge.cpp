@@ -1,9 +1,10 @@
 // Compiled as C++20 (the library's headers need it) and without any ns-3 header: forwards the
-// simulator's calls to the library's own policy and rate-control code.
+// simulator's calls to the library's own policy, rate-control and pacing code.
 #include <chrono>
 
 #include "../src/library.hpp"
 #include "policy/policy.hpp"
+#include "transport/pacer.hpp"
 #include "transport/rate_controller.hpp"
 
 namespace dlcp::sim::library {
@@ -109,6 +110,46 @@ double RateController::on_feedback(std::int64_t interval_ns, std::uint64_t recei
 
 double RateController::rate() const {
   return state_->controller.rate();
+}
+
+namespace {
+dlcp::TimePoint at(std::int64_t now_ns) {
+  return dlcp::TimePoint(std::chrono::nanoseconds(now_ns));
+}
+}  // namespace
+
+struct Pacer::State {
+  dlcp::transport::Pacer pacer;
+  std::uint64_t datagram_bytes;
+  dlcp::Duration feedback_interval;
+};
+
+Pacer::Pacer(double rate, std::uint64_t datagram_bytes, std::int64_t feedback_interval_ns,
+             std::int64_t now_ns)
+    : state_(std::make_unique<State>(State{
+          dlcp::transport::Pacer(rate,
+                                 dlcp::transport::burst_for_rate(
+                                     rate, datagram_bytes, dlcp::Duration(feedback_interval_ns)),
+                                 at(now_ns)),
+          datagram_bytes, dlcp::Duration(feedback_interval_ns)})) {}
+Pacer::Pacer(Pacer&&) noexcept = default;
+Pacer::~Pacer() = default;
+
+std::int64_t Pacer::wait_ns(std::int64_t now_ns) {
+  return state_->pacer.wait_for(state_->datagram_bytes, at(now_ns)).count();
+}
+
+void Pacer::consume(std::uint64_t bytes, std::int64_t now_ns) {
+  state_->pacer.consume(bytes, at(now_ns));
+}
+
+void Pacer::set_rate(double rate, std::int64_t now_ns) {
+  dlcp::transport::apply_rate(state_->pacer, rate, state_->datagram_bytes,
+                              state_->feedback_interval, at(now_ns));
+}
+
+std::uint64_t Pacer::burst() const {
+  return state_->pacer.burst();
 }
 
 }  // namespace dlcp::sim::library

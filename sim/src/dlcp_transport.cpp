@@ -86,7 +86,7 @@ struct DlcpTransport::ControlMessage {
 struct DlcpTransport::Host {
   struct Peer {  // a destination, as its sender sees it
     std::unique_ptr<library::RateController> rate;
-    ns3::Time next_allowed;
+    std::unique_ptr<library::Pacer> pacer;
     std::uint64_t counter = 0;
   };
   struct Source {  // a sender, as its receiver sees it, for rate feedback
@@ -194,6 +194,12 @@ void DlcpTransport::send(const Message& message, Delivered on_delivered) {
     const double line_rate_bytes = topology_.host_rate_bps / 8.0;
     peer.rate = std::make_unique<library::RateController>(line_rate_bytes, line_rate_bytes / 1000.0,
                                                           line_rate_bytes);
+    // Paced in wire bytes, a full packet being the datagram, like the rate itself.
+    const std::uint64_t full_packet = payload_bytes_ + kDlcpHeaderBytes + kIpUdpHeaderBytes;
+    peer.pacer = std::make_unique<library::Pacer>(
+        line_rate_bytes, full_packet,
+        static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0),
+        ns3::Simulator::Now().GetNanoSeconds());
   }
   host.send_queue.emplace(std::make_pair(m.priority_class, m.post_order), m.index);
   messages_.push_back(std::move(out));
@@ -214,13 +220,14 @@ void DlcpTransport::try_send(int host_index) {
   for (const auto& entry : host.send_queue) {
     OutMessage& m = *messages_[entry.second];
     auto& peer = host.peers[m.message.dst];
-    if (peer.next_allowed <= now) {
+    const std::int64_t wait = peer.pacer->wait_ns(now.GetNanoSeconds());
+    if (wait == 0) {
       send_one_packet(host, m);
       host.send_event =
           ns3::Simulator::Schedule(host.nic_free - now, &DlcpTransport::try_send, this, host_index);
       return;
     }
-    earliest = std::min(earliest, peer.next_allowed);
+    earliest = std::min(earliest, now + ns3::NanoSeconds(wait));
   }
   if (earliest != ns3::Time::Max()) {
     host.send_event =
@@ -255,8 +262,7 @@ void DlcpTransport::send_one_packet(Host& host, OutMessage& m) {
 
   const std::uint32_t wire_bytes = payload + kDlcpHeaderBytes + kIpUdpHeaderBytes;
   host.nic_free = now + transmit_time(wire_bytes, topology_.host_rate_bps);
-  const double rate_bits = peer.rate->rate() * 8.0;
-  peer.next_allowed = std::max(peer.next_allowed, now) + transmit_time(wire_bytes, rate_bits);
+  peer.pacer->consume(wire_bytes, now.GetNanoSeconds());
 
   if (m.pending.empty()) {
     host.send_queue.erase(std::make_pair(m.priority_class, m.post_order));
@@ -336,8 +342,10 @@ void DlcpTransport::on_rate_feedback(const ControlMessage& control) {
   auto found = host.peers.find(control.from);
   if (found == host.peers.end()) return;
   const auto& f = control.feedback;
-  found->second.rate->on_feedback(static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0),
-                                  f.bytes, f.packets, f.lost, f.ce);
+  const double rate = found->second.rate->on_feedback(
+      static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0), f.bytes, f.packets, f.lost,
+      f.ce);
+  found->second.pacer->set_rate(rate, ns3::Simulator::Now().GetNanoSeconds());
 }
 
 void DlcpTransport::on_retry(std::uint32_t message) {

@@ -8,8 +8,9 @@
 //  - a priority-ordered send queue (class, then post order) per host, so a front-layer tensor
 //    overtakes a back-layer one already being sent;
 //  - per-packet spraying over `paths` UDP source ports (switches hash them onto different paths);
-//  - pacing per peer at the rate of the library's RateController, fed by periodic receiver
-//    feedback (bytes, packets, estimated loss, CE marks);
+//  - pacing per peer by the library's token-bucket Pacer (its burst from burst_for_rate) at the
+//    rate of the library's RateController, fed by periodic receiver feedback (bytes, packets,
+//    estimated loss, CE marks);
 //  - receiver-driven completion: every protected packet plus all but the budget, then Stop;
 //  - RoundFinished -> (after a quiet period) MissingRanges listing the missing protected packets
 //    and enough drop-eligible ones (with a margin of twice the loss rate), resent protected first.

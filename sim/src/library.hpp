@@ -1,9 +1,9 @@
-// The library's policy and rate controller, as the C++17 simulator sees them.
+// The library's policy, rate controller and pacer, as the C++17 simulator sees them.
 //
 // ns-3.37's headers do not compile as C++20 and the library's public headers use C++20
 // (std::span), so the simulator cannot include them. It calls the library through this facade
-// instead; bridge/library_bridge.cpp is compiled as C++20 with the library's own policy.hpp and
-// rate_controller.hpp and only forwards. No policy logic lives here or there.
+// instead; bridge/library_bridge.cpp is compiled as C++20 with the library's own policy.hpp,
+// rate_controller.hpp and pacer.hpp and only forwards. No policy logic lives here or there.
 #pragma once
 
 #include <cstddef>
@@ -57,6 +57,29 @@ class RateController {
                      std::uint64_t received_packets, std::uint64_t lost_packets,
                      std::uint64_t ce_marked);
   double rate() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// dlcp::transport::Pacer (a token bucket) driven as the library's engine drives it: a packet
+// leaves once a whole datagram's tokens are there, and every new rate goes through
+// transport::apply_rate (the burst follows the rate; a cut drops saved tokens). Times are
+// simulated nanoseconds.
+class Pacer {
+ public:
+  // rate in bytes/s; the receiver reports every feedback_interval_ns; the bucket starts full.
+  Pacer(double rate, std::uint64_t datagram_bytes, std::int64_t feedback_interval_ns,
+        std::int64_t now_ns);
+  Pacer(Pacer&&) noexcept;
+  ~Pacer();
+
+  // Nanoseconds until a datagram may leave (0: now).
+  std::int64_t wait_ns(std::int64_t now_ns);
+  void consume(std::uint64_t bytes, std::int64_t now_ns);
+  void set_rate(double rate, std::int64_t now_ns);  // transport::apply_rate
+  std::uint64_t burst() const;
 
  private:
   struct State;

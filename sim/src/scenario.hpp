@@ -13,8 +13,10 @@ namespace dlcp::sim {
 // receiver counts its quiet period from RoundFinished when no packet has arrived. 3: dlcp's data
 // and control packets carry their DSCPs (before, ns-3's SendTo sent them all with TOS 0), and
 // ports mark ECN per queue (band) except for PIAS. 4: the library's rate controller cuts dlcp's
-// rate in proportion to the CE-marked share instead of to 0.9 x the delivered rate.
-constexpr int kModelRevision = 4;
+// rate in proportion to the CE-marked share instead of to 0.9 x the delivered rate. 5: dlcp is
+// paced by the library's token bucket, with its burst, instead of strictly one packet per
+// rate-spaced slot; the library's burst follows the feedback interval and is dropped on a cut.
+constexpr int kModelRevision = 5;
 
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.

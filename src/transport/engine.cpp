@@ -261,8 +261,9 @@ void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& 
 
   const TimePoint now = SteadyClock::now();
   peer.rate.emplace(options_.rate);
-  peer.pacer.emplace(peer.rate->rate(), burst_for_rate(peer.rate->rate(), peer.datagram_bytes),
-                     now);
+  peer.pacer.emplace(
+      peer.rate->rate(),
+      burst_for_rate(peer.rate->rate(), peer.datagram_bytes, options_.feedback_interval), now);
   peer.paths.emplace(peer.data_addresses.size());
   peer.path_sent.assign(peer.data_addresses.size(), 0);
   peer.delivered = DeliveryMeter(sockets_.size());

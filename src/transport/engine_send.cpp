@@ -367,9 +367,8 @@ void Engine::on_rate_feedback(PeerState& peer, const wire::RateFeedback& feedbac
   report.received_packets = feedback.received_packets;
   report.lost_packets = feedback.lost_packets_estimate;
   report.ce_marked = feedback.ce_marked_packets;
-  const double rate = peer.rate->on_feedback(report);
-  peer.pacer->set_rate(rate, now);
-  peer.pacer->set_burst(burst_for_rate(rate, peer.datagram_bytes), now);
+  apply_rate(*peer.pacer, peer.rate->on_feedback(report), peer.datagram_bytes,
+             options_.feedback_interval, now);
   if (feedback.path_received.size() == peer.path_sent.size()) {
     std::vector<std::uint64_t> received(feedback.path_received.begin(),
                                         feedback.path_received.end());

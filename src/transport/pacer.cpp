@@ -46,6 +46,11 @@ void Pacer::set_burst(std::uint64_t burst_bytes, TimePoint now) {
   tokens_ = std::min(tokens_, burst_);
 }
 
+void Pacer::drain(TimePoint now) {
+  refill(now);
+  tokens_ = std::min(tokens_, 0.0);
+}
+
 // Tokens accrue as tokens_ + rate_ * to_seconds(elapsed); wait_for() inverts exactly this
 // expression, so available(now + wait_for(b, now)) >= b holds bit for bit.
 void Pacer::refill(TimePoint now) {
@@ -86,14 +91,27 @@ Duration Pacer::wait_for(std::uint64_t bytes, TimePoint now) {
   return wait;
 }
 
-std::uint64_t burst_for_rate(double rate_bytes_per_s, std::uint64_t datagram_bytes) {
+std::uint64_t burst_for_rate(double rate_bytes_per_s, std::uint64_t datagram_bytes,
+                             Duration feedback_interval) {
   check_rate(rate_bytes_per_s);
-  constexpr double kBurstSeconds = 1e-3;
+  if (feedback_interval <= Duration::zero()) {
+    throw std::invalid_argument("burst_for_rate: feedback_interval must be positive");
+  }
   const std::uint64_t floor = 4 * datagram_bytes;
   const std::uint64_t ceiling = std::max<std::uint64_t>(16 * datagram_bytes, 256 * 1024);
-  const double window = std::ceil(rate_bytes_per_s * kBurstSeconds);
+  // Nanoseconds over 2e9 rather than seconds over 2: a round rate and interval stay exact.
+  const double window =
+      std::ceil(rate_bytes_per_s * static_cast<double>(feedback_interval.count()) / 2e9);
   if (window >= static_cast<double>(ceiling)) return ceiling;
   return std::max(floor, static_cast<std::uint64_t>(window));
+}
+
+void apply_rate(Pacer& pacer, double rate_bytes_per_s, std::uint64_t datagram_bytes,
+                Duration feedback_interval, TimePoint now) {
+  const bool cut = rate_bytes_per_s < pacer.rate();
+  pacer.set_rate(rate_bytes_per_s, now);
+  pacer.set_burst(burst_for_rate(rate_bytes_per_s, datagram_bytes, feedback_interval), now);
+  if (cut) pacer.drain(now);
 }
 
 }  // namespace dlcp::transport

@@ -19,6 +19,10 @@ class Pacer {
   void set_burst(std::uint64_t burst_bytes, TimePoint now);
   std::uint64_t burst() const { return static_cast<std::uint64_t>(burst_); }
 
+  // Drops any tokens saved up (the bucket keeps a debt, if it has one): nothing more leaves back
+  // to back until tokens accrue again at the current rate.
+  void drain(TimePoint now);
+
   // Bytes that may be sent now (tokens available, never above the burst).
   std::uint64_t available(TimePoint now);
   // Records that bytes were sent; the bucket may go negative by at most one packet's worth.
@@ -35,10 +39,19 @@ class Pacer {
   TimePoint last_;
 };
 
-// The burst for a sender at `rate_bytes_per_s`: about 1 ms of data, so that what a sender puts
-// on the wire back to back stays within what a switch's small drop-eligible buffer absorbs at
-// that rate; at least 4 datagrams, so a slow sender still batches its system calls; at most
-// max(16 datagrams, 256 KiB), enough to keep a fast path busy between the engine's wake-ups.
-std::uint64_t burst_for_rate(double rate_bytes_per_s, std::uint64_t datagram_bytes);
+// The burst for a sender at `rate_bytes_per_s` that gets a rate report every `feedback_interval`:
+// half an interval of data (1 ms at the default 2 ms), so that whatever a sender puts on the wire
+// back to back is seen by the next report and answered before it can repeat; at least 4
+// datagrams, so a slow sender still batches its system calls and a small message leaves whole;
+// at most max(16 datagrams, 256 KiB), enough to keep a fast path busy between the engine's
+// wake-ups.
+std::uint64_t burst_for_rate(double rate_bytes_per_s, std::uint64_t datagram_bytes,
+                             Duration feedback_interval);
+
+// Applies a new rate from the rate controller: the burst follows it (burst_for_rate), and a cut
+// takes effect at once. Without the drain, a sender told to slow down would first spend the
+// tokens it saved at the old rate, a whole burst at line rate, into the queue that was marked.
+void apply_rate(Pacer& pacer, double rate_bytes_per_s, std::uint64_t datagram_bytes,
+                Duration feedback_interval, TimePoint now);
 
 }  // namespace dlcp::transport
