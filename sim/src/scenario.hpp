@@ -16,7 +16,8 @@ namespace dlcp::sim {
 // rate in proportion to the CE-marked share instead of to 0.9 x the delivered rate. 5: dlcp is
 // paced by the library's token bucket, with its burst, instead of strictly one packet per
 // rate-spaced slot; the library's burst follows the feedback interval and is dropped on a cut.
-constexpr int kModelRevision = 5;
+// 6: the library's loss reaction cuts the rate by at most half per report.
+constexpr int kModelRevision = 6;
 
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.

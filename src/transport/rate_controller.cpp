@@ -43,6 +43,9 @@ void RateControlOptions::validate() const {
 }  // namespace dlcp
 
 namespace dlcp::transport {
+namespace {
+constexpr double kMaxLossCut = 0.5;  // a loss report keeps at least this share of the rate
+}  // namespace
 
 RateController::RateController(const RateControlConfig& config)
     : config_(config), rate_(config.initial_rate) {
@@ -58,9 +61,13 @@ double RateController::on_feedback(const Feedback& feedback) {
       static_cast<double>(feedback.received_bytes) / to_seconds(feedback.interval);
 
   if (last_loss_ > config_.congestion_loss) {
-    // Congestion loss: fall back to what got through, minus headroom. A congestion report never
+    // Congestion loss: fall back to what got through, minus headroom, but by at most half (TCP's
+    // cut on loss) per report. One interval can hold only a message's small tail, whose delivered
+    // rate says nothing about the path; cutting to it collapsed a sender to a packet per
+    // millisecond. Sustained loss still halves the rate every report. A congestion report never
     // raises the rate (delivered can exceed the rate while a queue drains), hence the min.
-    rate_ = std::min(rate_, std::max(config_.min_rate, config_.decrease * delivered));
+    rate_ = std::min(
+        rate_, std::max({config_.min_rate, config_.decrease * delivered, kMaxLossCut * rate_}));
     hold_ = config_.hold_intervals;
   } else if (feedback.ce_marked > 0) {
     // CE marks say a queue is building, not that it overflowed: cut in proportion to the marked

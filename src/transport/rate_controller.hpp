@@ -5,7 +5,8 @@
 // went missing. Rules (all fractions of the current rate):
 //  - congestion loss (above `congestion_loss`): the rate drops to
 //    max(min_rate, decrease * delivered_rate) -- what actually got through, minus headroom --
-//    and stays there for `hold_intervals` feedbacks;
+//    but to no less than half the rate per report, and stays there for `hold_intervals`
+//    feedbacks;
 //  - otherwise CE marks on a share F of the packets: the rate drops by F/2 (DCTCP's cut), but
 //    not below decrease * delivered_rate, and is held likewise;
 //  - otherwise, when the receiver kept up (delivered >= keep_up * rate): multiplicative increase

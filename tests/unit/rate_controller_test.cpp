@@ -128,8 +128,33 @@ TEST(RateController, CongestionLossOutweighsCeMarks) {
   EXPECT_DOUBLE_EQ(rc.on_feedback(report(6e7, 200, 600)), 0.9 * 6e7);
 }
 
-TEST(RateController, CongestionNeverBelowMinRate) {
+TEST(RateController, CongestionCutsAtMostHalfPerReport) {
+  // 100 packets of 1000 bytes got through (1e7 B/s) and 900 were lost: the delivered rate would
+  // cut to 9e6, but one report halves the rate at most.
   RateController rc(config());
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e7, 900)), 5e7);
+  // Loss that persists keeps halving it, report after report, down to the delivered rate.
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e7, 900)), 2.5e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e7, 900)), 1.25e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e7, 900)), 9e6);
+}
+
+TEST(RateController, MessageTailDoesNotCollapseTheRate) {
+  // A message's last, small packet arrives and its predecessor is lost: 200 bytes in the
+  // interval (2e4 B/s), loss 0.5. Cutting to the delivered rate would leave 1% of the rate.
+  RateController rc(config());
+  Feedback tail;
+  tail.interval = milliseconds(10);
+  tail.received_bytes = 200;
+  tail.received_packets = 1;
+  tail.lost_packets = 1;
+  EXPECT_DOUBLE_EQ(rc.on_feedback(tail), 5e7);
+}
+
+TEST(RateController, CongestionNeverBelowMinRate) {
+  RateControlConfig c = config();
+  c.initial_rate = 1.5e6;  // half of it is below min_rate (1e6)
+  RateController rc(c);
   EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e5, 1000)), 1e6);
 }
 
@@ -181,8 +206,10 @@ TEST(RateController, AllLost) {
   Feedback f;
   f.interval = milliseconds(10);
   f.lost_packets = 50;
-  EXPECT_DOUBLE_EQ(rc.on_feedback(f), 1e6);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(f), 5e7);  // halved, as by any loss report
   EXPECT_DOUBLE_EQ(rc.last_loss(), 1.0);
+  for (int i = 0; i < 6; ++i) rc.on_feedback(f);
+  EXPECT_DOUBLE_EQ(rc.rate(), 1e6);  // 5e7 / 2^6 < min_rate
 }
 
 std::string validate_message(const RateControlConfig& c) {
