@@ -63,9 +63,10 @@ double RateController::on_feedback(const Feedback& feedback) {
   if (last_loss_ > config_.congestion_loss) {
     // Congestion loss: fall back to what got through, minus headroom, but by at most half (TCP's
     // cut on loss) per report. One interval can hold only a message's small tail, whose delivered
-    // rate says nothing about the path; cutting to it collapsed a sender to a packet per
-    // millisecond. Sustained loss still halves the rate every report. A congestion report never
-    // raises the rate (delivered can exceed the rate while a queue drains), hence the min.
+    // rate says nothing about the path; cutting to it could leave a sender at a tiny share of its
+    // rate for many reports. Sustained loss still halves the rate every report. A congestion
+    // report never raises the rate (delivered can exceed the rate while a queue drains), hence
+    // the min.
     rate_ = std::min(
         rate_, std::max({config_.min_rate, config_.decrease * delivered, kMaxLossCut * rate_}));
     hold_ = config_.hold_intervals;
