@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -28,9 +29,11 @@ void usage(std::ostream& out) {
   out << "usage: dlcp-sim --scenario NAME [--json] [--out DIR] [--jobs N]\n"
          "                [--schemes dlcp,dctcp,newreno,pfabric,pias] [--iterations N]\n"
          "                [--load X] [--model NAME] [--size-scale X] [--budget X] [--seed N]\n"
-         "                [--collective ps|ring] [--background web-search|data-mining]\n"
+         "                [--servers N] [--collective ps|ring]\n"
+         "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
          "                [--ablate LIST] [--merge FILE] [--list]\n"
+         "--servers N sets the parameter servers (the other hosts are workers)\n"
          "--buffer-kib N sets a 100 Gbit/s port's buffer (ports of other rates scale)\n"
          "--gray-loss X makes spine 0 drop a share X of the packets it forwards, at random\n"
          "--tcp-min-rto-us X sets TCP's minimum retransmission timeout (DCTCP, NewReno, PIAS and\n"
@@ -63,6 +66,14 @@ double to_number(const std::string& flag, const std::string& text) {
   const double v = std::strtod(text.c_str(), &end);
   if (end == text.c_str() || *end != '\0') die(flag + " needs a number, got '" + text + "'");
   return v;
+}
+
+int to_count(const std::string& flag, const std::string& text) {
+  const double v = to_number(flag, text);
+  if (v != std::floor(v) || std::abs(v) > 1e9) {
+    die(flag + " needs a whole number, got '" + text + "'");
+  }
+  return static_cast<int>(v);
 }
 
 ScenarioConfig parse(int argc, char** argv, Options* options) {
@@ -113,7 +124,7 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
         s.schemes.push_back(scheme);
       }
     } else if (flag == "--iterations") {
-      s.workload.iterations = static_cast<int>(to_number(flag, text));
+      s.workload.iterations = to_count(flag, text);
     } else if (flag == "--load") {
       s.background.load = to_number(flag, text);
     } else if (flag == "--model") {
@@ -122,6 +133,8 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       s.workload.size_scale = to_number(flag, text);
     } else if (flag == "--budget") {
       s.workload.loss_budget = to_number(flag, text);
+    } else if (flag == "--servers") {
+      s.workload.servers = to_count(flag, text);
     } else if (flag == "--seed") {
       s.seed = static_cast<std::uint64_t>(to_number(flag, text));
     } else if (flag == "--background") {

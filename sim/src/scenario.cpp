@@ -1,6 +1,7 @@
 #include "scenario.hpp"
 
 #include <sstream>
+#include <string>
 
 #include "json.hpp"
 
@@ -99,6 +100,11 @@ bool named_scenario(const std::string& name, ScenarioConfig* scenario) {
 std::string invalid_setting(const ScenarioConfig& s) {
   const WorkloadConfig& w = s.workload;
   if (w.iterations < 1) return "--iterations must be at least 1";
+  // Every host is either a server or a worker, and a job needs at least one of each.
+  if (w.servers < 1 || w.servers >= s.fabric.hosts()) {
+    return "--servers must lie between 1 and " + std::to_string(s.fabric.hosts() - 1) +
+           " (the hosts less one worker)";
+  }
   if (!(w.size_scale > 0 && w.size_scale <= 1)) return "--size-scale must lie in (0, 1]";
   if (!(w.loss_budget >= 0 && w.loss_budget < 0.5)) return "--budget must lie in [0, 0.5)";
   // Above about 95% of every host's link the Poisson background alone never drains.
