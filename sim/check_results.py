@@ -70,7 +70,8 @@ def check_refusals(command):
                        (["--gray-loss", "1"], "--gray-loss"), (["--ablate", "pacing"], "--ablate"),
                        (["--tcp-min-rto-us", "0"], "--tcp-min-rto-us"),
                        (["--servers", "0"], "--servers"), (["--servers", "16"], "--servers"),
-                       (["--servers", "2.5"], "--servers")):
+                       (["--servers", "2.5"], "--servers"),
+                       (["--collective", "ring", "--servers", "4"], "--servers")):
         refused = subprocess.run(command + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, timeout=60)
         if refused.returncode != 2 or named not in refused.stderr:

@@ -180,6 +180,12 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
     }
   }
   if (const std::string problem = invalid_setting(s); !problem.empty()) die(problem);
+  // Ring all-reduce has no servers: accepting the option would mislabel the run's description.
+  const bool servers_set = std::any_of(overrides.begin(), overrides.end(),
+                                       [](const auto& o) { return o.first == "--servers"; });
+  if (servers_set && s.workload.collective != Collective::kParameterServer) {
+    die("--servers applies only to the parameter server (--collective ps)");
+  }
   // Overrides make the named scenario's description wrong: name them where it is printed.
   std::string changed;
   for (const auto& [flag, text] : overrides) {
