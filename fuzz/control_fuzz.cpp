@@ -48,7 +48,8 @@ bool same(const RateFeedback& a, const RateFeedback& b) {
   return a.interval_us == b.interval_us && a.received_bytes == b.received_bytes &&
          a.received_packets == b.received_packets &&
          a.lost_packets_estimate == b.lost_packets_estimate &&
-         a.ce_marked_packets == b.ce_marked_packets && a.path_received == b.path_received;
+         a.ce_marked_packets == b.ce_marked_packets && a.offered_rate == b.offered_rate &&
+         a.path_received == b.path_received;
 }
 
 bool same(const Abort& a, const Abort& b) {

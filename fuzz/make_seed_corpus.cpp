@@ -167,6 +167,7 @@ void write_control_seeds(const fs::path& dir) {
   feedback.received_packets = 1000;
   feedback.lost_packets_estimate = 3;
   feedback.ce_marked_packets = 7;
+  feedback.offered_rate = 781'250'000;
   feedback.path_received = {500, 500};
   write_file(dir / "valid_rate_feedback.bin", body(feedback));
 

@@ -44,7 +44,13 @@ struct RateControlOptions {
   double keep_up = 0.8;
   double congestion_loss = 0.1;
   int hold_intervals = 2;
+  // What this host can take in, shared fairly among the peers sending to it: each is offered
+  // receive_rate / (peers that sent in the last feedback interval) and paces at no more, so an
+  // incast fills the receiver's link instead of overflowing its switch port. 0 = max_rate.
+  double receive_rate = 0.0;
 
+  // receive_rate, with 0 resolved to max_rate.
+  double effective_receive_rate() const { return receive_rate > 0.0 ? receive_rate : max_rate; }
   void validate() const;
 };
 

@@ -32,6 +32,7 @@ COMMUNICATOR_FIELDS = {
     "initial_rate": ("transport", "rate", "initial_rate"),
     "min_rate": ("transport", "rate", "min_rate"),
     "max_rate": ("transport", "rate", "max_rate"),
+    "receive_rate": ("transport", "rate", "receive_rate"),
     "drop_rate": ("transport", "inject", "drop_rate"),
     "mean_burst_length": ("transport", "inject", "mean_burst_length"),
     "drop_seed": ("transport", "inject", "seed"),

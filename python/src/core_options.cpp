@@ -46,6 +46,7 @@ void bind_transport_options(py::module_& module) {
       .def_readwrite("initial_rate", &RateControlOptions::initial_rate)
       .def_readwrite("min_rate", &RateControlOptions::min_rate)
       .def_readwrite("max_rate", &RateControlOptions::max_rate)
+      .def_readwrite("receive_rate", &RateControlOptions::receive_rate)
       .def("validate", &RateControlOptions::validate);
 
   py::class_<LossInjectionOptions>(module, "LossInjectionOptions")

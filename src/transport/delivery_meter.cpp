@@ -18,6 +18,7 @@ DeliveryMeter::DeliveryMeter(std::size_t paths) : path_packets_(paths, 0) {}
 
 void DeliveryMeter::on_packet(std::size_t bytes, std::size_t path, TimePoint now) {
   if (packets_ == 0) first_ = now;
+  last_ = now;
   ++packets_;
   bytes_ += bytes;
   if (path < path_packets_.size()) ++path_packets_[path];
@@ -25,6 +26,10 @@ void DeliveryMeter::on_packet(std::size_t bytes, std::size_t path, TimePoint now
 
 bool DeliveryMeter::due(TimePoint now, Duration interval) const {
   return packets_ > 0 && now - first_ >= interval;
+}
+
+bool DeliveryMeter::sent_within(TimePoint now, Duration window) const {
+  return last_ && now - *last_ <= window;
 }
 
 wire::RateFeedback DeliveryMeter::take(TimePoint now, std::uint64_t lost_packets) {

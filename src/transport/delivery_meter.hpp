@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/time.hpp"
@@ -26,11 +27,15 @@ class DeliveryMeter {
 
   // True once packets were counted and at least `interval` has passed since the first of them.
   bool due(TimePoint now, Duration interval) const;
+  // True if a packet was counted within `window` before `now`, reported or not: the peer is one
+  // of the senders this host's receive rate is shared among.
+  bool sent_within(TimePoint now, Duration window) const;
   // The report for the packets counted so far (with the caller's loss estimate); starts afresh.
   wire::RateFeedback take(TimePoint now, std::uint64_t lost_packets);
 
  private:
   TimePoint first_{};
+  std::optional<TimePoint> last_;
   std::uint64_t bytes_ = 0;
   std::uint64_t packets_ = 0;
   std::uint64_t ce_marked_ = 0;

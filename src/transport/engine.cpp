@@ -522,16 +522,27 @@ std::uint64_t Engine::judge_losses(int peer) {
   return lost;
 }
 
-void Engine::send_feedback(PeerState& peer, TimePoint now) {
-  peer.control.send(peer.delivered.take(now, judge_losses(peer.rank)));
+void Engine::send_feedback(PeerState& peer, std::size_t active_senders, TimePoint now) {
+  wire::RateFeedback feedback = peer.delivered.take(now, judge_losses(peer.rank));
+  feedback.offered_rate = static_cast<std::uint64_t>(
+      offered_share(options_.rate.effective_receive_rate(), active_senders));
+  peer.control.send(feedback);
+}
+
+std::size_t Engine::active_senders(TimePoint now) const {
+  return static_cast<std::size_t>(std::count_if(peers_.begin(), peers_.end(), [&](const auto& p) {
+    return p.connected && p.delivered.sent_within(now, options_.feedback_interval);
+  }));
 }
 
 void Engine::on_timers(TimePoint now) {
   if (now < next_timer_check_) return;
   next_timer_check_ = now + kTimerTick;
+  std::optional<std::size_t> senders;  // counted once per tick, only when a report is due
   for (auto& peer : peers_) {
     if (peer.connected && peer.delivered.due(now, options_.feedback_interval)) {
-      send_feedback(peer, now);
+      if (!senders) senders = active_senders(now);
+      send_feedback(peer, *senders, now);
     }
   }
   if (now >= next_expiry_check_) {
@@ -676,9 +687,10 @@ TransportCounters Engine::counters() const {
     snapshot.backlog_packets = backlog;
     snapshot.backlog_bytes = early_bytes_;
     for (const auto& peer : peers_) {
-      if (peer.rate)
+      if (peer.pacer) {
         snapshot.send_rate_bytes_per_s =
-            std::max(snapshot.send_rate_bytes_per_s, peer.rate->rate());
+            std::max(snapshot.send_rate_bytes_per_s, peer.pacer->rate());
+      }
     }
     timespec cpu{};
     ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);

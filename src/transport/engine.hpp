@@ -187,7 +187,10 @@ class Engine final : public Transport {
   void on_control_message(PeerState& peer, wire::ControlMessage& message, TimePoint now);
   void fail_peer(PeerState& peer, const std::string& why, ErrorCode code = ErrorCode::kPeerLost);
   void on_timers(TimePoint now);
-  void send_feedback(PeerState& peer, TimePoint now);
+  // A rate report to `peer`, offering it an equal share of this host's receive rate.
+  void send_feedback(PeerState& peer, std::size_t active_senders, TimePoint now);
+  // Peers that sent us data within the last feedback interval.
+  std::size_t active_senders(TimePoint now) const;
   std::uint64_t judge_losses(int peer);
   void watch(int fd, std::uint64_t tag, std::uint32_t events);
   void unwatch(int fd);

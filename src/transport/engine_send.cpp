@@ -367,8 +367,10 @@ void Engine::on_rate_feedback(PeerState& peer, const wire::RateFeedback& feedbac
   report.received_packets = feedback.received_packets;
   report.lost_packets = feedback.lost_packets_estimate;
   report.ce_marked = feedback.ce_marked_packets;
-  apply_rate(*peer.pacer, peer.rate->on_feedback(report), peer.datagram_bytes,
-             options_.feedback_interval, now);
+  const double rate = peer.rate->on_feedback(report);
+  apply_rate(*peer.pacer,
+             paced_rate(rate, static_cast<double>(feedback.offered_rate), options_.rate.min_rate),
+             peer.datagram_bytes, options_.feedback_interval, now);
   if (feedback.path_received.size() == peer.path_sent.size()) {
     std::vector<std::uint64_t> received(feedback.path_received.begin(),
                                         feedback.path_received.end());

@@ -38,6 +38,9 @@ void RateControlOptions::validate() const {
     fail("congestion_loss", congestion_loss, "must be in [0, 1]");
   }
   if (hold_intervals < 0) fail("hold_intervals", hold_intervals, "must be >= 0");
+  if (!(receive_rate >= 0.0) || !std::isfinite(receive_rate)) {
+    fail("receive_rate", receive_rate, "must be >= 0 (0 = max_rate) and finite");
+  }
 }
 
 }  // namespace dlcp
@@ -85,9 +88,22 @@ double RateController::on_feedback(const Feedback& feedback) {
     --hold_;  // holding after congestion: no increase
   } else if (delivered >= config_.keep_up * rate_) {
     rate_ = std::min(config_.max_rate, rate_ * config_.increase);
+  } else if (rate_ < config_.initial_rate) {
+    // A clean report from a sender with too little to send to prove it keeps up: regain the rate
+    // every new sender starts at.
+    rate_ = std::min(config_.initial_rate, rate_ * config_.increase);
   }
   // Otherwise the receiver is not keeping up but sees no loss yet: hold.
   return rate_;
+}
+
+double offered_share(double receive_rate, std::size_t active_senders) {
+  return receive_rate / static_cast<double>(std::max<std::size_t>(1, active_senders));
+}
+
+double paced_rate(double controller_rate, double offered_rate, double min_rate) {
+  if (!(offered_rate > 0.0)) return controller_rate;
+  return std::max(min_rate, std::min(controller_rate, offered_rate));
 }
 
 }  // namespace dlcp::transport

@@ -11,11 +11,16 @@
 //    not below decrease * delivered_rate, and is held likewise;
 //  - otherwise, when the receiver kept up (delivered >= keep_up * rate): multiplicative increase
 //    by `increase`, capped at max_rate;
+//  - otherwise, below initial_rate: grow by `increase`, up to initial_rate. A sender with little
+//    to send (a small layer, a message's tail) never delivers keep_up * rate; without this, one
+//    cut by a single marked burst would stay cut for the rest of the job, below the rate any new
+//    sender starts at;
 //  - otherwise (receiver not keeping up but no loss yet, e.g. a queue building): hold the rate.
 // Loss below congestion_loss is treated as random (gray) loss and does not slow the sender: the
 // bounded-loss completion rule and retransmission handle it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "common/time.hpp"
@@ -50,5 +55,14 @@ class RateController {
   double last_loss_ = 0.0;
   int hold_ = 0;
 };
+
+// Receiver side: the rate offered to each of `active_senders` peers sending to a host that takes
+// in `receive_rate` bytes/s: an equal share, all of it to a lone sender (or when none is counted).
+double offered_share(double receive_rate, std::size_t active_senders);
+
+// Sender side: the rate to pace at, the controller's rate capped by the share the receiver
+// offered (0 = no offer yet), never below min_rate. The controller still decides on its own
+// rate, so that the sender speeds up at once when the receiver's other senders go quiet.
+double paced_rate(double controller_rate, double offered_rate, double min_rate);
 
 }  // namespace dlcp::transport

@@ -123,16 +123,19 @@ struct Stop {
   std::uint32_t packets_missing = 0;
 };
 
-// Receiver -> sender, periodic: what arrived from this sender over the last interval.
+// Receiver -> sender, periodic: what arrived from this sender over the last interval, and the
+// receiver's fair share for each of its current senders (bytes/s, 0 = no cap).
 // path_received[i] counts packets that arrived on the receiver's i-th data socket.
 //   u32 interval_us, u64 received_bytes, u32 received_packets, u32 lost_packets_estimate,
-//   u32 ce_marked_packets, u8 path_count (<= kMaxDataPorts), path_count x u32 path_received
+//   u32 ce_marked_packets, u64 offered_rate, u8 path_count (<= kMaxDataPorts),
+//   path_count x u32 path_received
 struct RateFeedback {
   std::uint32_t interval_us = 0;
   std::uint64_t received_bytes = 0;
   std::uint32_t received_packets = 0;
   std::uint32_t lost_packets_estimate = 0;
   std::uint32_t ce_marked_packets = 0;
+  std::uint64_t offered_rate = 0;
   std::vector<std::uint32_t> path_received;
 };
 

@@ -27,6 +27,8 @@ class OptionsTest(unittest.TestCase):
             dlcp.torch.Options(aggregation="fancy")
         with self.assertRaisesRegex(dlcp.InvalidArgumentError, "parameter-server"):
             dlcp.torch.Options(algorithm="ps")
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "receive_rate"):
+            dlcp.torch.Options(receive_rate=-1.0)
 
 
 class WorldOfOneTest(unittest.TestCase):

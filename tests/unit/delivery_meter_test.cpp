@@ -24,6 +24,17 @@ TEST(DeliveryMeter, DueOneIntervalAfterTheFirstPacket) {
   EXPECT_TRUE(meter.due(kStart + microseconds(20), microseconds(20)));
 }
 
+TEST(DeliveryMeter, SentWithinCountsTheLastPacketReportedOrNot) {
+  DeliveryMeter meter(1);
+  EXPECT_FALSE(meter.sent_within(kStart, milliseconds(2)));  // never sent
+  meter.on_packet(9000, 0, kStart);
+  meter.on_packet(9000, 0, kStart + microseconds(500));
+  EXPECT_TRUE(meter.sent_within(kStart + microseconds(2500), milliseconds(2)));
+  meter.take(kStart + microseconds(2500), 0);  // a report does not make the peer idle
+  EXPECT_TRUE(meter.sent_within(kStart + microseconds(2500), milliseconds(2)));
+  EXPECT_FALSE(meter.sent_within(kStart + microseconds(2501), milliseconds(2)));
+}
+
 TEST(DeliveryMeter, ReportsWhatArrivedPerPathAndStartsAfresh) {
   DeliveryMeter meter(3);
   meter.on_packet(1000, 0, kStart);

@@ -61,6 +61,23 @@ TEST(RateController, HoldsWhenReceiverFallsBehindWithoutLoss) {
   EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e7)), 1e8);
 }
 
+TEST(RateController, ApplicationLimitedSenderRegainsUpToInitialRate) {
+  // One marked burst cuts the rate; afterwards the sender has too little to send to deliver
+  // keep_up * rate (1e6 B/s of a rate near 1e8), yet the reports are clean.
+  RateController rc(config());
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(4e7, 0, 400)), 5e7);  // halved, hold 2
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e6)), 5e7);          // held
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e6)), 5e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e6)), 6.25e7);  // then regains by `increase`
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e6)), 7.8125e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e6)), 9.765625e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e6)), 1e8);  // up to initial_rate, never beyond
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e6)), 1e8);
+  // Beyond initial_rate only a sender that proves the receiver keeps up grows.
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e8)), 1.25e8);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e6)), 1.25e8);
+}
+
 TEST(RateController, RandomLossBelowThresholdDoesNotSlowDown) {
   RateController rc(config());
   // 100 packets lost of 1100: 9.09% < 10%.
@@ -212,6 +229,27 @@ TEST(RateController, AllLost) {
   EXPECT_DOUBLE_EQ(rc.rate(), 1e6);  // 5e7 / 2^6 < min_rate
 }
 
+TEST(ReceiverShare, EachActiveSenderIsOfferedAnEqualShare) {
+  EXPECT_DOUBLE_EQ(offered_share(4e8, 0), 4e8);  // nobody counted yet: all of it
+  EXPECT_DOUBLE_EQ(offered_share(4e8, 1), 4e8);  // a lone sender is never capped below it
+  EXPECT_DOUBLE_EQ(offered_share(4e8, 4), 1e8);
+  EXPECT_DOUBLE_EQ(offered_share(12.5e9, 143), 12.5e9 / 143);
+}
+
+TEST(ReceiverShare, SenderPacesAtTheSmallerOfItsRateAndTheOffer) {
+  EXPECT_DOUBLE_EQ(paced_rate(1e8, 0, 1e6), 1e8);        // no offer: the controller's rate
+  EXPECT_DOUBLE_EQ(paced_rate(1e8, 2.5e7, 1e6), 2.5e7);  // the offer caps it
+  EXPECT_DOUBLE_EQ(paced_rate(1e8, 4e8, 1e6), 1e8);      // an offer never raises it
+  EXPECT_DOUBLE_EQ(paced_rate(1e8, 5e5, 1e6), 1e6);      // never below min_rate
+}
+
+TEST(RateControlOptions, ReceiveRateZeroMeansMaxRate) {
+  RateControlConfig c = config();
+  EXPECT_DOUBLE_EQ(c.effective_receive_rate(), 4e8);
+  c.receive_rate = 3e8;
+  EXPECT_DOUBLE_EQ(c.effective_receive_rate(), 3e8);
+}
+
 std::string validate_message(const RateControlConfig& c) {
   try {
     c.validate();
@@ -247,6 +285,9 @@ TEST(RateControlOptions, RejectsBadValuesNamingTheField) {
       {[](RateControlConfig& c) { c.congestion_loss = -0.01; }, "congestion_loss"},
       {[](RateControlConfig& c) { c.congestion_loss = 1.01; }, "congestion_loss"},
       {[](RateControlConfig& c) { c.hold_intervals = -1; }, "hold_intervals"},
+      {[](RateControlConfig& c) { c.receive_rate = -1; }, "receive_rate"},
+      {[](RateControlConfig& c) { c.receive_rate = std::numeric_limits<double>::infinity(); },
+       "receive_rate"},
   };
   for (const Case& k : cases) {
     RateControlConfig c = config();
@@ -259,6 +300,9 @@ TEST(RateControlOptions, RejectsBadValuesNamingTheField) {
   c.decrease = nan;
   EXPECT_NE(validate_message(c).find("decrease"), std::string::npos);
   c = config();
+  c.receive_rate = nan;
+  EXPECT_NE(validate_message(c).find("receive_rate"), std::string::npos);
+  c = config();
   c.hold_intervals = -3;
   EXPECT_NE(validate_message(c).find("-3"), std::string::npos);
   // Boundary values are accepted.
@@ -269,6 +313,7 @@ TEST(RateControlOptions, RejectsBadValuesNamingTheField) {
   c.keep_up = 1.0;
   c.congestion_loss = 0.0;
   c.hold_intervals = 0;
+  c.receive_rate = 0.0;
   EXPECT_NO_THROW(c.validate());
 }
 

@@ -111,6 +111,7 @@ void expect_same(const RateFeedback& a, const RateFeedback& b) {
   EXPECT_EQ(a.received_packets, b.received_packets);
   EXPECT_EQ(a.lost_packets_estimate, b.lost_packets_estimate);
   EXPECT_EQ(a.ce_marked_packets, b.ce_marked_packets);
+  EXPECT_EQ(a.offered_rate, b.offered_rate);
   EXPECT_EQ(a.path_received, b.path_received);
 }
 
@@ -167,6 +168,7 @@ RateFeedback sample_rate_feedback() {
   m.received_packets = 1000;
   m.lost_packets_estimate = 3;
   m.ce_marked_packets = 7;
+  m.offered_rate = 781'250'000;
   m.path_received = {500, 500};
   return m;
 }
@@ -303,6 +305,7 @@ TEST(WireControlRoundTrip, RateFeedbackEdgeValues) {
   m.received_packets = kU32Max;
   m.lost_packets_estimate = kU32Max;
   m.ce_marked_packets = kU32Max;
+  m.offered_rate = kU64Max;
   expect_same(round_trip(m), m);  // no paths
   m.path_received.assign(kMaxDataPorts, kU32Max);
   expect_same(round_trip(m), m);
@@ -436,13 +439,15 @@ TEST(WireControlGolden, RateFeedback) {
   m.received_packets = 0x21222324u;
   m.lost_packets_estimate = 0x31323334u;
   m.ce_marked_packets = 0x41424344u;
-  m.path_received = {0x51525354u};
+  m.offered_rate = 0x5152535455565758ull;
+  m.path_received = {0x61626364u};
   const auto expected =
-      bytes({0x00, 0x00, 0x00, 0x1F, 0x01, 0x06,  // length 31, version, type
+      bytes({0x00, 0x00, 0x00, 0x27, 0x01, 0x06,  // length 39, version, type
              0x01, 0x02, 0x03, 0x04,              // interval
-             0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x21, 0x22, 0x23,
-             0x24, 0x31, 0x32, 0x33, 0x34, 0x41, 0x42, 0x43, 0x44, 0x01,  // ce, path count
-             0x51, 0x52, 0x53, 0x54});
+             0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x21, 0x22,
+             0x23, 0x24, 0x31, 0x32, 0x33, 0x34, 0x41, 0x42, 0x43, 0x44,  // ..., ce
+             0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58, 0x01,  // offered rate, path count
+             0x61, 0x62, 0x63, 0x64});
   EXPECT_EQ(frame_of(m), expected);
 }
 
@@ -541,7 +546,7 @@ TEST(WireControlReject, BadControlLengthFromCountFields) {
 
   // RateFeedback claiming more paths than present.
   auto feedback = body_of(sample_rate_feedback());
-  feedback[2 + 24] = std::byte{200};
+  feedback[2 + 32] = std::byte{200};
   EXPECT_EQ(reject_of(feedback), RejectReason::kBadControlLength);
 }
 
