@@ -72,6 +72,14 @@ bool is_ce_marked(std::uint8_t tos) {
   return dlcp::policy::is_ce_marked(tos);
 }
 
+double offered_share(double receive_rate, std::size_t active_senders) {
+  return dlcp::transport::offered_share(receive_rate, active_senders);
+}
+
+double paced_rate(double controller_rate, double offered_rate, double min_rate) {
+  return dlcp::transport::paced_rate(controller_rate, offered_rate, min_rate);
+}
+
 std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t loss_budget_ppm) {
   return dlcp::policy::allowed_missing_entries(total_entries, loss_budget_ppm);
 }

@@ -71,6 +71,7 @@ struct DlcpSimConfig {
   // Ablations (--ablate), to measure what each mechanism of the policy contributes:
   bool ecn_capable = true;      // protected packets ECN-capable, as the policy's DSCP table says
   bool drop_precedence = true;  // drop-eligible packets carry the drop-eligible DSCP
+  bool receiver_share = true;   // receivers offer each sender a fair share of their link
 };
 
 struct TcpConfig {

@@ -80,7 +80,8 @@ struct DlcpTransport::ControlMessage {
   std::vector<std::uint32_t> missing;  // kMissingRanges: packets to resend, protected first
   struct {
     std::uint64_t bytes = 0, packets = 0, lost = 0, ce = 0;
-  } feedback;  // kRateFeedback
+    double offered_rate = 0;  // bytes/s, 0 = no cap
+  } feedback;                 // kRateFeedback
 };
 
 struct DlcpTransport::Host {
@@ -191,13 +192,12 @@ void DlcpTransport::send(const Message& message, Delivered on_delivered) {
   auto& peer = host.peers[message.dst];
   if (!peer.rate) {
     // Start at line rate, as the library starts at its configured initial rate.
-    const double line_rate_bytes = topology_.host_rate_bps / 8.0;
-    peer.rate = std::make_unique<library::RateController>(line_rate_bytes, line_rate_bytes / 1000.0,
-                                                          line_rate_bytes);
+    peer.rate = std::make_unique<library::RateController>(line_rate_bytes(), min_rate_bytes(),
+                                                          line_rate_bytes());
     // Paced in wire bytes, a full packet being the datagram, like the rate itself.
     const std::uint64_t full_packet = payload_bytes_ + kDlcpHeaderBytes + kIpUdpHeaderBytes;
     peer.pacer = std::make_unique<library::Pacer>(
-        line_rate_bytes, full_packet,
+        line_rate_bytes(), full_packet,
         static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0),
         ns3::Simulator::Now().GetNanoSeconds());
   }
@@ -345,7 +345,8 @@ void DlcpTransport::on_rate_feedback(const ControlMessage& control) {
   const double rate = found->second.rate->on_feedback(
       static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0), f.bytes, f.packets, f.lost,
       f.ce);
-  found->second.pacer->set_rate(rate, ns3::Simulator::Now().GetNanoSeconds());
+  found->second.pacer->set_rate(library::paced_rate(rate, f.offered_rate, min_rate_bytes()),
+                                ns3::Simulator::Now().GetNanoSeconds());
 }
 
 void DlcpTransport::on_retry(std::uint32_t message) {
@@ -383,10 +384,13 @@ void DlcpTransport::on_data_readable(ns3::Ptr<ns3::Socket> socket) {
 
 void DlcpTransport::send_feedback(int host_index) {
   Host& host = *hosts_[static_cast<std::size_t>(host_index)];
-  bool active = false;
+  const auto senders =
+      static_cast<std::size_t>(std::count_if(host.sources.begin(), host.sources.end(),
+                                             [](const auto& s) { return s.second.packets > 0; }));
+  const double offered =
+      config_.receiver_share ? library::offered_share(line_rate_bytes(), senders) : 0.0;
   for (auto& [sender, source] : host.sources) {
     if (source.packets == 0) continue;
-    active = true;
     // Packets the sender numbered in this interval that did not arrive. Spraying reorders a
     // little, so one interval may over- or under-count; the sum over intervals is exact.
     const std::uint64_t numbered = source.highest_counter - source.counter_at_report;
@@ -395,11 +399,12 @@ void DlcpTransport::send_feedback(int host_index) {
     feedback.feedback.packets = source.packets;
     feedback.feedback.lost = numbered > source.packets ? numbered - source.packets : 0;
     feedback.feedback.ce = source.ce;
+    feedback.feedback.offered_rate = offered;
     source.counter_at_report = source.highest_counter;
     source.bytes = source.packets = source.ce = 0;
     send_control(host_index, sender, std::move(feedback));
   }
-  if (active) {
+  if (senders > 0) {
     host.feedback_event = ns3::Simulator::Schedule(micros(config_.feedback_interval_us),
                                                    &DlcpTransport::send_feedback, this, host_index);
   }

@@ -77,6 +77,10 @@ class DlcpTransport : public MessageTransport {
   void send_feedback(int host);
 
   std::uint64_t entries_of(const OutMessage& message, std::uint32_t seq) const;
+  // A host's link in bytes/s: every sender's starting and highest rate, and what a receiver
+  // shares among its senders. A sender never drops below a thousandth of it.
+  double line_rate_bytes() const { return topology_.host_rate_bps / 8.0; }
+  double min_rate_bytes() const { return line_rate_bytes() / 1000.0; }
 
   const Topology& topology_;
   library::Policy policy_;

@@ -44,6 +44,10 @@ int priority_class(int layer, int num_layers);  // policy::priority_class
 std::uint32_t budget_ppm(double fraction);      // policy::budget_ppm
 std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t loss_budget_ppm);
 bool is_ce_marked(std::uint8_t tos);  // policy::is_ce_marked
+// transport::offered_share and transport::paced_rate: a receiver's fair share, and the rate a
+// sender paces at given its controller's rate and the share offered to it. Rates in bytes/s.
+double offered_share(double receive_rate, std::size_t active_senders);
+double paced_rate(double controller_rate, double offered_rate, double min_rate);
 
 // dlcp::transport::RateController with RateControlOptions defaults except the three rates.
 class RateController {

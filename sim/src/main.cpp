@@ -39,7 +39,8 @@ void usage(std::ostream& out) {
          "--tcp-min-rto-us X sets TCP's minimum retransmission timeout (DCTCP, NewReno, PIAS and\n"
          "every network's background; pFabric keeps its own)\n"
          "--ablate LIST turns off, comma-separated: ecn (dlcp's packets not ECN-capable),\n"
-         "precedence (no dlcp packet drop-eligible), queue-marking (ports mark per port)\n"
+         "precedence (no dlcp packet drop-eligible), queue-marking (ports mark per port),\n"
+         "receiver-share (dlcp's receivers offer no fair share; senders pace by feedback only)\n"
          "--merge FILE keeps the other schemes' results from an earlier run's FILE (same\n"
          "scenario, configuration and model revision) and re-runs only --schemes\n"
          "scenarios:";
@@ -163,8 +164,11 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
           s.dlcp.drop_precedence = false;
         } else if (name == "queue-marking") {
           s.fabric.mark_per_queue = false;
+        } else if (name == "receiver-share") {
+          s.dlcp.receiver_share = false;
         } else {
-          die("--ablate takes ecn, precedence and queue-marking, not '" + name + "'");
+          die("--ablate takes ecn, precedence, queue-marking and receiver-share, not '" + name +
+              "'");
         }
       }
     } else if (flag == "--collective") {

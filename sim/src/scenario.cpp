@@ -142,6 +142,7 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"mark_per_queue\":" << (f.mark_per_queue ? "true" : "false")
       << ",\"dlcp_ecn_capable\":" << (s.dlcp.ecn_capable ? "true" : "false")
       << ",\"dlcp_drop_precedence\":" << (s.dlcp.drop_precedence ? "true" : "false")
+      << ",\"dlcp_receiver_share\":" << (s.dlcp.receiver_share ? "true" : "false")
       << ",\"collective\":"
       << json::quote(w.collective == Collective::kParameterServer ? "parameter_server"
                                                                   : "ring_allreduce")

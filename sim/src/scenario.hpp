@@ -17,7 +17,7 @@ namespace dlcp::sim {
 // paced by the library's token bucket, with its burst, instead of strictly one packet per
 // rate-spaced slot; the library's burst follows the feedback interval and is dropped on a cut.
 // 6: the library's loss reaction cuts the rate by at most half per report.
-constexpr int kModelRevision = 6;
+constexpr int kModelRevision = 7;
 
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Prints the Markdown tables of docs/simulation.md from stored dlcp-sim documents.
+
+    sim/tables.py FILE...            one results table per document, then its dlcp counters
+    sim/tables.py --summary FILE...  one row per document: dlcp and the gains against each scheme
+    sim/tables.py --scale FILE...    the scale table: gains against each baseline per document
+
+Every figure in the docs' result tables comes from these documents through this script, so a
+re-run followed by this script is all it takes to refresh them.
+"""
+
+import argparse
+import json
+import sys
+
+BASELINES = ["dctcp", "newreno", "pfabric", "pias"]
+NAMES = {"dctcp": "DCTCP", "newreno": "NewReno", "pfabric": "pFabric", "pias": "PIAS"}
+
+
+def load(path):
+    with open(path) as f:
+        document = json.load(f)
+    if "results" not in document or "config" not in document:
+        sys.exit(f"{path}: not a dlcp-sim scenario document")
+    return document
+
+
+def ms(value):
+    return f"{value:.2f}"
+
+
+def us(value):
+    return f"{value:.0f}"
+
+
+def results_table(document):
+    header = (
+        "| scheme | iterations | iteration mean (ms) | iteration p99 (ms) | gradient FCT mean (us) "
+        "| gradient FCT p99 (us) | background FCT p99 (us) | dlcp speed-up vs it "
+        "| dlcp p99 gradient FCT lower |"
+    )
+    lines = [header, "|---|---|---|---|---|---|---|---|---|"]
+    versus = document.get("versus", {})
+    for scheme, result in document["results"].items():
+        if "error" in result:
+            lines.append(f"| {scheme} | failed: {result['error']} |")
+            continue
+        gain = versus.get(scheme)
+        speedup = f"{gain['training_speedup']:.2f}x" if gain else "-"
+        lower = f"{gain['gradient_fct_p99_lower_percent']:.1f}%" if gain else "-"
+        iteration = result["iteration_ms"]
+        gradient = result["gradient_fct_us"]
+        lines.append(
+            f"| {scheme} | {result['iterations_finished']}/{result['iterations_expected']} "
+            f"| {ms(iteration['mean'])} | {ms(iteration['p99'])} | {us(gradient['mean'])} "
+            f"| {us(gradient['p99'])} | {us(result['background_fct_us']['p99'])} "
+            f"| {speedup} | {lower} |"
+        )
+    return "\n".join(lines)
+
+
+def dlcp_counters(document):
+    result = document["results"].get("dlcp")
+    if not result or "dlcp" not in result:
+        return ""
+    counters = result["dlcp"]
+    switch = result["switch"]
+    return "\n".join(
+        [
+            f"- {counters['data_packets_sent']:,} data packets were sent, "
+            f"{counters['retransmitted_packets']:,} of them again in missing-range rounds.",
+            f"- The switches refused {switch['dropped_drop_eligible']:,} drop-eligible packets "
+            f"and marked {switch['ce_marked']:,}.",
+            f"- {counters['messages_settled_with_loss']:,} of {counters['messages_settled']:,} "
+            f"messages settled with drop-eligible entries missing: "
+            f"{100 * counters['entries_missing_share']:.3f}% of entries.",
+            f"- Runtime: {result['events'] / 1e6:.1f} M events, {result['wall_s']:.0f} s of wall "
+            "time for dlcp.",
+        ]
+    )
+
+
+def summary_row(path, document):
+    dlcp = document["results"].get("dlcp")
+    if not dlcp or "error" in dlcp:
+        return f"| {path} | dlcp missing or failed |"
+    cells = [
+        path,
+        f"{ms(dlcp['iteration_ms']['mean'])} / {us(dlcp['gradient_fct_us']['p99'])}",
+        f"{dlcp['dlcp']['retransmitted_packets']:,}",
+    ]
+    for scheme in BASELINES:
+        result = document["results"].get(scheme)
+        gain = document.get("versus", {}).get(scheme)
+        if not result or not gain:
+            cells.append("-")
+            continue
+        cells.append(
+            f"{ms(result['iteration_ms']['mean'])} / {us(result['gradient_fct_us']['p99'])}: "
+            f"{gain['training_speedup']:.2f}x, {gain['gradient_fct_p99_lower_percent']:.1f}%"
+        )
+    return "| " + " | ".join(cells) + " |"
+
+
+def scale_row(document):
+    versus = document.get("versus", {})
+    speedups = [
+        f"{versus[s]['training_speedup']:.2f}x" if s in versus else "-" for s in BASELINES
+    ]
+    lowers = [
+        f"{versus[s]['gradient_fct_p99_lower_percent']:.1f}%" if s in versus else "-"
+        for s in BASELINES
+    ]
+    hosts = document["config"]["hosts"]
+    return f"| {hosts} (`{document['scenario']}`) | " + " | ".join(speedups + lowers) + " |"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--summary", action="store_true")
+    mode.add_argument("--scale", action="store_true")
+    parser.add_argument("files", nargs="+")
+    args = parser.parse_args()
+    documents = [(path, load(path)) for path in args.files]
+    if args.summary:
+        header = ["document", "dlcp iteration (ms) / p99 FCT (us)", "dlcp packets re-sent"]
+        header += [f"{NAMES[s]}: iteration / p99, speed-up, p99 lower" for s in BASELINES]
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for path, document in documents:
+            print(summary_row(path, document))
+    elif args.scale:
+        speedups = [f"speed-up vs {NAMES[s]}" for s in BASELINES]
+        lowers = [f"p99 gradient FCT lower vs {NAMES[s]}" for s in BASELINES]
+        header = ["hosts"] + speedups + lowers
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for _, document in documents:
+            print(scale_row(document))
+    else:
+        for path, document in documents:
+            print(f"{path}: {document.get('description', '')}\n")
+            print(results_table(document))
+            counters = dlcp_counters(document)
+            if counters:
+                print("\n" + counters)
+            print()
+
+
+if __name__ == "__main__":
+    main()
