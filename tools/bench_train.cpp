@@ -52,6 +52,9 @@ struct Placement {
   std::string ns;  // empty on loopback
   std::string bind_host = "127.0.0.1";
   std::string spine_addresses;
+  // What the host's links take in, bytes/s, shared among the peers sending to a rank there
+  // (RateControlOptions::receive_rate); 0 on loopback, which has no link to protect.
+  double receive_rate = 0;
 };
 
 Placement place(const testbed::TestbedOptions* network, int process) {
@@ -63,6 +66,7 @@ Placement place(const testbed::TestbedOptions* network, int process) {
   for (int s = 0; s < network->spines; ++s) {
     p.spine_addresses += (s ? "," : "") + testbed::spine_address(host, s);
   }
+  p.receive_rate = network->spines * network->port.rate_bps / 8.0;
   return p;
 }
 
@@ -196,7 +200,8 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const testbed::Testbe
                        {{"DLCP_TRAIN_STORE", store_dir.string()},
                         {"DLCP_TRAIN_RANK", std::to_string(process)},
                         {"DLCP_TRAIN_BIND_HOST", p.bind_host},
-                        {"DLCP_TRAIN_SPINE_ADDRESSES", p.spine_addresses}},
+                        {"DLCP_TRAIN_SPINE_ADDRESSES", p.spine_addresses},
+                        {"DLCP_TRAIN_RECEIVE_RATE", fmt(p.receive_rate)}},
                        (process < o.ranks ? "rank " : "server rank ") + std::to_string(process));
       }
     }

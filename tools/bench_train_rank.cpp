@@ -108,6 +108,7 @@ int run_train_bench_rank(const TrainBenchOptions& o, int* argc, char*** argv) {
     options.concurrent_collectives = o.concurrent;
     options.transport.bind_host = bind_host;
     options.transport.inject.drop_rate = o.drop;
+    options.transport.rate.receive_rate = std::stod(env_or("DLCP_TRAIN_RECEIVE_RATE", "0"));
     if (o.no_spray) {
       options.transport.paths = 1;  // bound to the host address: ECMP picks one spine per peer
     } else if (!spine_addresses.empty()) {
