@@ -17,6 +17,9 @@ namespace dlcp::sim {
 // paced by the library's token bucket, with its burst, instead of strictly one packet per
 // rate-spaced slot; the library's burst follows the feedback interval and is dropped on a cut.
 // 6: the library's loss reaction cuts the rate by at most half per report.
+// 7: receivers offer each sender an equal share of their link and senders pace at no more (the
+// library's offered_share and paced_rate); an application-limited sender regains its starting
+// rate on clean reports.
 constexpr int kModelRevision = 7;
 
 std::vector<std::string> scenario_names();
