@@ -5,8 +5,8 @@
     sim/tables.py --summary FILE...  one row per document: dlcp and the gains against each scheme
     sim/tables.py --scale FILE...    the scale table: gains against each baseline per document
 
-Every figure in the docs' result tables comes from these documents through this script, so a
-re-run followed by this script is all it takes to refresh them.
+The per-scenario, scale and variant tables of the docs come from stored documents through this
+script, so a re-run followed by this script refreshes them.
 """
 
 import argparse

@@ -524,8 +524,11 @@ std::uint64_t Engine::judge_losses(int peer) {
 
 void Engine::send_feedback(PeerState& peer, std::size_t active_senders, TimePoint now) {
   wire::RateFeedback feedback = peer.delivered.take(now, judge_losses(peer.rank));
+  // Saturated: receive_rate is only required to be finite, and a double beyond 2^64 does not
+  // convert.
+  constexpr double kMaxOffer = 1.8e19;
   feedback.offered_rate = static_cast<std::uint64_t>(
-      offered_share(options_.rate.effective_receive_rate(), active_senders));
+      std::min(kMaxOffer, offered_share(options_.rate.effective_receive_rate(), active_senders)));
   peer.control.send(feedback);
 }
 
