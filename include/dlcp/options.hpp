@@ -46,11 +46,12 @@ struct RateControlOptions {
   int hold_intervals = 2;
   // What this host can take in, shared fairly among the peers sending to it: each is offered
   // receive_rate / (peers that sent in the last feedback interval) and paces at no more, so an
-  // incast fills the receiver's link instead of overflowing its switch port. 0 = max_rate.
+  // incast fills the receiver's link instead of overflowing its switch port. 0 = the link speed
+  // of the interfaces the data sockets are bound to (summed over distinct interfaces), or
+  // max_rate where the kernel reports none (loopback, a wildcard bind, most virtual devices).
+  // TransportCounters::receive_rate_bytes_per_s says which was used.
   double receive_rate = 0.0;
 
-  // receive_rate, with 0 resolved to max_rate.
-  double effective_receive_rate() const { return receive_rate > 0.0 ? receive_rate : max_rate; }
   void validate() const;
 };
 

@@ -13,6 +13,7 @@
 #include "common/net.hpp"
 #include "policy/policy.hpp"
 #include "transport/handshake.hpp"
+#include "transport/link_rate.hpp"
 
 namespace dlcp::transport {
 namespace {
@@ -69,6 +70,7 @@ Engine::Engine(const TransportOptions& options)
   control_port_ = ntohs(net::local_address(listener_.get()).sin_port);
 
   const auto batch = static_cast<std::size_t>(options_.batch);
+  std::vector<std::uint32_t> data_addresses;
   for (int k = 0; k < options_.paths; ++k) {
     std::uint32_t ipv4 = bind_ipv4_;
     if (!options_.local_addresses.empty()) {
@@ -76,7 +78,11 @@ Engine::Engine(const TransportOptions& options)
           options_.local_addresses[static_cast<std::size_t>(k) % options_.local_addresses.size()]);
     }
     sockets_.emplace_back(ipv4, options_.socket_buffer_bytes, batch, kMaxDatagram);
+    data_addresses.push_back(ipv4);
   }
+  receive_rate_ = options_.rate.receive_rate > 0
+                      ? options_.rate.receive_rate
+                      : detect_receive_rate(data_addresses).value_or(options_.rate.max_rate);
   direct_receive_.assign(sockets_.size(), 0);
   if (options_.inject.enabled()) injector_.emplace(options_.inject);
   expectations_ = {options_.job_token, static_cast<std::uint16_t>(options_.rank),
@@ -527,8 +533,8 @@ void Engine::send_feedback(PeerState& peer, std::size_t active_senders, TimePoin
   // Saturated: receive_rate is only required to be finite, and a double beyond 2^64 does not
   // convert.
   constexpr double kMaxOffer = 1.8e19;
-  feedback.offered_rate = static_cast<std::uint64_t>(
-      std::min(kMaxOffer, offered_share(options_.rate.effective_receive_rate(), active_senders)));
+  feedback.offered_rate =
+      static_cast<std::uint64_t>(std::min(kMaxOffer, offered_share(receive_rate_, active_senders)));
   peer.control.send(feedback);
 }
 
@@ -695,6 +701,7 @@ TransportCounters Engine::counters() const {
             std::max(snapshot.send_rate_bytes_per_s, peer.pacer->rate());
       }
     }
+    snapshot.receive_rate_bytes_per_s = receive_rate_;
     timespec cpu{};
     ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
     snapshot.io_thread_cpu_seconds =

@@ -248,6 +248,9 @@ class Engine final : public Transport {
 
   TransportOptions options_;
   std::uint32_t bind_ipv4_ = 0;
+  // What this host offers its senders in total: receive_rate, else the bound links' speed, else
+  // max_rate (see transport/link_rate.hpp).
+  double receive_rate_ = 0;
   std::uint16_t control_port_ = 0;
   Fd listener_;
   Fd epoll_;

@@ -39,7 +39,7 @@ void RateControlOptions::validate() const {
   }
   if (hold_intervals < 0) fail("hold_intervals", hold_intervals, "must be >= 0");
   if (!(receive_rate >= 0.0) || !std::isfinite(receive_rate)) {
-    fail("receive_rate", receive_rate, "must be >= 0 (0 = max_rate) and finite");
+    fail("receive_rate", receive_rate, "must be >= 0 (0 = detect from the link) and finite");
   }
 }
 

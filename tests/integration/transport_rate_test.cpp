@@ -75,6 +75,14 @@ std::vector<bool> incast_sees_share(int senders, double expected_share) {
   return seen;
 }
 
+TEST(ReceiverShare, CountersSayWhatIsOffered) {
+  // Rank 0 was given its receive rate; rank 1 was not, and loopback reports no link speed, so it
+  // falls back to max_rate.
+  auto world = make_star(2);
+  EXPECT_EQ(world[0]->counters().receive_rate_bytes_per_s, kReceiveRate);
+  EXPECT_EQ(world[1]->counters().receive_rate_bytes_per_s, test_options(1, 2, 0).rate.max_rate);
+}
+
 TEST(ReceiverShare, LoneSenderIsOfferedTheWholeReceiveRate) {
   EXPECT_EQ(incast_sees_share(1, kReceiveRate), std::vector<bool>({true}));
 }

@@ -84,6 +84,26 @@ class CommunicatorTest(unittest.TestCase):
         self.assertEqual(run_ranks(1, body), {0: True})
 
 
+    def test_counters_say_what_this_host_offers_its_senders(self):
+        store = dlcp.HashStore()
+        offered = {}
+
+        def rank_main(rank):
+            # Rank 0 sets its receive rate; rank 1 leaves it to detection, which finds no speed
+            # on loopback and falls back to max_rate.
+            options = dlcp.communicator_options(receive_rate=5e7 if rank == 0 else 0.0)
+            with dlcp.Communicator(store, rank, 2, options) as comm:
+                offered[rank] = comm.counters()["receive_rate_bytes_per_s"]
+
+        threads = [threading.Thread(target=rank_main, args=(rank,)) for rank in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        max_rate = dlcp.communicator_options().transport.rate.max_rate
+        self.assertEqual(offered, {0: 5e7, 1: max_rate})
+
+
 class OptionsTest(unittest.TestCase):
     def test_unknown_option_is_named(self):
         with self.assertRaisesRegex(dlcp.InvalidArgumentError, "unknown communicator option 'pa"):

@@ -243,13 +243,6 @@ TEST(ReceiverShare, SenderPacesAtTheSmallerOfItsRateAndTheOffer) {
   EXPECT_DOUBLE_EQ(paced_rate(1e8, 5e5, 1e6), 1e6);      // never below min_rate
 }
 
-TEST(RateControlOptions, ReceiveRateZeroMeansMaxRate) {
-  RateControlConfig c = config();
-  EXPECT_DOUBLE_EQ(c.effective_receive_rate(), 4e8);
-  c.receive_rate = 3e8;
-  EXPECT_DOUBLE_EQ(c.effective_receive_rate(), 3e8);
-}
-
 std::string validate_message(const RateControlConfig& c) {
   try {
     c.validate();

@@ -1,0 +1,66 @@
+#include "transport/link_rate.hpp"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
+#include <charconv>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <vector>
+
+namespace dlcp::transport {
+
+std::optional<std::string> interface_of(std::uint32_t ipv4) {
+  if (ipv4 == INADDR_ANY) return std::nullopt;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return std::nullopt;
+  const std::unique_ptr<ifaddrs, decltype(&::freeifaddrs)> owner(list, &::freeifaddrs);
+  for (const ifaddrs* entry = list; entry != nullptr; entry = entry->ifa_next) {
+    if (entry->ifa_addr == nullptr || entry->ifa_addr->sa_family != AF_INET) continue;
+    const auto* address = reinterpret_cast<const sockaddr_in*>(entry->ifa_addr);
+    if (ntohl(address->sin_addr.s_addr) == ipv4) return std::string(entry->ifa_name);
+  }
+  return std::nullopt;
+}
+
+std::optional<double> interface_rate(const std::string& interface,
+                                     const std::filesystem::path& sysfs_net) {
+  // Reading `speed` of a device without one fails with EINVAL; the stream then reads nothing.
+  std::ifstream file(sysfs_net / interface / "speed");
+  std::string text;
+  if (!(file >> text)) return std::nullopt;
+  long long mbit_per_s = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), mbit_per_s);
+  if (error != std::errc{} || end != text.data() + text.size() || mbit_per_s <= 0) {
+    return std::nullopt;
+  }
+  return static_cast<double>(mbit_per_s) * 1e6 / 8.0;
+}
+
+std::optional<double> links_rate(std::span<const std::string> interfaces,
+                                 const std::filesystem::path& sysfs_net) {
+  const std::set<std::string> distinct(interfaces.begin(), interfaces.end());
+  if (distinct.empty()) return std::nullopt;
+  double total = 0;
+  for (const auto& name : distinct) {
+    const auto rate = interface_rate(name, sysfs_net);
+    if (!rate) return std::nullopt;
+    total += *rate;
+  }
+  return total;
+}
+
+std::optional<double> detect_receive_rate(std::span<const std::uint32_t> addresses,
+                                          const std::filesystem::path& sysfs_net) {
+  std::vector<std::string> interfaces;
+  for (const std::uint32_t ipv4 : addresses) {
+    auto name = interface_of(ipv4);
+    if (!name) return std::nullopt;
+    interfaces.push_back(std::move(*name));
+  }
+  return links_rate(interfaces, sysfs_net);
+}
+
+}  // namespace dlcp::transport

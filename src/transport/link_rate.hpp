@@ -1,0 +1,37 @@
+// What this host can take in when RateControlOptions::receive_rate is left at 0: the link speed
+// of the interfaces its data sockets are bound to, as the kernel reports it in
+// /sys/class/net/<interface>/speed (Mbit/s).
+//
+// Loopback, a wildcard bind and virtual devices report no speed; then nothing is detected and the
+// caller falls back to max_rate, which keeps the fair share out of the way rather than guessing.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace dlcp::transport {
+
+inline const std::filesystem::path kSysfsNet = "/sys/class/net";
+
+// The interface that owns `ipv4` (host byte order), or none (wildcard, not a local address).
+std::optional<std::string> interface_of(std::uint32_t ipv4);
+
+// Bytes/s of `interface` from `<sysfs_net>/<interface>/speed`; none when the file is missing,
+// unreadable, not a number, or reports no speed (-1, 0, as for a link that is down).
+std::optional<double> interface_rate(const std::string& interface,
+                                     const std::filesystem::path& sysfs_net = kSysfsNet);
+
+// The sum of the rates of the distinct `interfaces` (a name may repeat: several sockets on one
+// link); none if any rate is not known, since a partial sum would offer senders less than the
+// host can take.
+std::optional<double> links_rate(std::span<const std::string> interfaces,
+                                 const std::filesystem::path& sysfs_net = kSysfsNet);
+
+// links_rate of the interfaces owning `addresses`; none if one of them owns none.
+std::optional<double> detect_receive_rate(std::span<const std::uint32_t> addresses,
+                                          const std::filesystem::path& sysfs_net = kSysfsNet);
+
+}  // namespace dlcp::transport
