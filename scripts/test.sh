@@ -19,21 +19,22 @@ ctest --test-dir build --output-on-failure -j2
 stage_done "unit and integration tests"
 
 # Sanitizer builds use the project's compiler (gcc) with assertions on; they build only the test
-# binaries (and what those start), not the simulator or the Python module. Usage:
+# binaries and the programs their tests start, not the simulator or the Python module. Usage:
 # sanitized_build DIR OPTIMISATION SANITIZER_FLAGS TARGET...
 sanitized_build() {
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=$2 -g1" \
     "-DCMAKE_CXX_FLAGS=$3 -fno-omit-frame-pointer" -DDLCP_BUILD_SIM=OFF -DDLCP_BUILD_PYTHON=OFF \
-    -DDLCP_WERROR=ON >/dev/null
+    -DDLCP_TEST_CHILD_PROGRAMS=OFF -DDLCP_WERROR=ON >/dev/null
   ninja -C "$1" "${@:4}"
 }
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer: unit and integration tests"
 # Not run here: the MPI baseline (LeakSanitizer reports OpenMPI's own allocations at exit) and
-# the soak (label soak; its minute runs in the plain build above).
-# -O0: AddressSanitizer finds the same errors unoptimised, and compiles in half the time.
+# the soak (label soak; its minute runs in the plain build above). The dlcp command is built
+# for the tests that start it. -O0: AddressSanitizer finds the same errors unoptimised, and
+# compiles in half the time.
 sanitized_build build-asan -O0 "-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-  dlcp_unit_tests dlcp_integration_tests
+  dlcp_unit_tests dlcp_integration_tests dlcp_cli
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2 -R '^(unit|integration)\.' \
   -E 'MpiBaseline|BenchProcesses.*"mpi"'
