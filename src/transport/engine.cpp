@@ -530,11 +530,7 @@ std::uint64_t Engine::judge_losses(int peer) {
 
 void Engine::send_feedback(PeerState& peer, std::size_t active_senders, TimePoint now) {
   wire::RateFeedback feedback = peer.delivered.take(now, judge_losses(peer.rank));
-  // Saturated: receive_rate is only required to be finite, and a double beyond 2^64 does not
-  // convert.
-  constexpr double kMaxOffer = 1.8e19;
-  feedback.offered_rate =
-      static_cast<std::uint64_t>(std::min(kMaxOffer, offered_share(receive_rate_, active_senders)));
+  feedback.offered_rate = offer_on_wire(offered_share(receive_rate_, active_senders));
   peer.control.send(feedback);
 }
 

@@ -101,6 +101,12 @@ double offered_share(double receive_rate, std::size_t active_senders) {
   return receive_rate / static_cast<double>(std::max<std::size_t>(1, active_senders));
 }
 
+std::uint64_t offer_on_wire(double offered_rate) {
+  constexpr double kMaxOffer = 1.8e19;  // below 2^64 (about 1.845e19)
+  if (!(offered_rate > 0.0)) return 0;
+  return static_cast<std::uint64_t>(std::min(kMaxOffer, offered_rate));
+}
+
 double paced_rate(double controller_rate, double offered_rate, double min_rate) {
   if (!(offered_rate > 0.0)) return controller_rate;
   return std::max(min_rate, std::min(controller_rate, offered_rate));

@@ -60,6 +60,10 @@ class RateController {
 // in `receive_rate` bytes/s: an equal share, all of it to a lone sender (or when none is counted).
 double offered_share(double receive_rate, std::size_t active_senders);
 
+// The offer as RateFeedback carries it (whole bytes/s), saturated at 1.8e19: receive_rate need
+// only be finite, and a double beyond 2^64 has no u64 value. Anything not above 0 is 0 (none).
+std::uint64_t offer_on_wire(double offered_rate);
+
 // Sender side: the rate to pace at, the controller's rate capped by the share the receiver
 // offered (0 = no offer yet), never below min_rate. The controller still decides on its own
 // rate, so that the sender speeds up at once when the receiver's other senders go quiet.

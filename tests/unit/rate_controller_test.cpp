@@ -252,6 +252,16 @@ std::string validate_message(const RateControlConfig& c) {
   return "";
 }
 
+TEST(ReceiverShare, OfferOnTheWireSaturatesInsteadOfOverflowing) {
+  EXPECT_EQ(offer_on_wire(12.5e9), 12'500'000'000U);
+  EXPECT_EQ(offer_on_wire(2.5e7 + 0.75), 25'000'000U);  // whole bytes/s, rounded down
+  EXPECT_EQ(offer_on_wire(1e30), 18'000'000'000'000'000'000U);
+  EXPECT_EQ(offer_on_wire(std::numeric_limits<double>::max()), 18'000'000'000'000'000'000U);
+  EXPECT_EQ(offer_on_wire(0.0), 0U);
+  EXPECT_EQ(offer_on_wire(-1.0), 0U);
+  EXPECT_EQ(offer_on_wire(std::numeric_limits<double>::quiet_NaN()), 0U);
+}
+
 TEST(RateControlOptions, DefaultsAreValid) {
   EXPECT_NO_THROW(RateControlConfig{}.validate());
   EXPECT_NO_THROW(config().validate());
