@@ -47,8 +47,8 @@ struct RateControlOptions {
   // What this host can take in, shared fairly among the peers sending to it: each is offered
   // receive_rate / (peers that sent in the last feedback interval) and paces at no more, so an
   // incast fills the receiver's link instead of overflowing its switch port. 0 = the link speed
-  // of the interfaces the data sockets are bound to (summed over distinct interfaces), or
-  // max_rate where the kernel reports none (loopback, a wildcard bind, most virtual devices).
+  // of the hardware NICs the data sockets are bound to (summed over distinct NICs), or max_rate
+  // where there is none (loopback, a wildcard bind, virtual devices such as a container's veth).
   // TransportCounters::receive_rate_bytes_per_s says which was used.
   double receive_rate = 0.0;
 

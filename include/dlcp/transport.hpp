@@ -79,7 +79,7 @@ struct TransportCounters {
   std::vector<std::pair<std::string, std::uint64_t>> rejected_by_reason;  // nonzero reasons only
   double send_rate_bytes_per_s = 0;  // current paced rate towards the busiest peer
   // What this host offers, shared among the peers sending to it: RateControlOptions::receive_rate,
-  // else the link speed of the interfaces the data sockets are bound to, else max_rate.
+  // else the link speed of the hardware NICs the data sockets are bound to, else max_rate.
   double receive_rate_bytes_per_s = 0;
   double io_thread_cpu_seconds = 0;  // CPU time used by the transport's I/O thread so far
 };

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <memory>
 #include <set>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 namespace dlcp::transport {
@@ -27,6 +29,8 @@ std::optional<std::string> interface_of(std::uint32_t ipv4) {
 
 std::optional<double> interface_rate(const std::string& interface,
                                      const std::filesystem::path& sysfs_net) {
+  std::error_code ignored;
+  if (!std::filesystem::exists(sysfs_net / interface / "device", ignored)) return std::nullopt;
   // Reading `speed` of a device without one fails with EINVAL; the stream then reads nothing.
   std::ifstream file(sysfs_net / interface / "speed");
   std::string text;

@@ -1,9 +1,12 @@
 // What this host can take in when RateControlOptions::receive_rate is left at 0: the link speed
-// of the interfaces its data sockets are bound to, as the kernel reports it in
+// of the network devices its data sockets are bound to, as the kernel reports it in
 // /sys/class/net/<interface>/speed (Mbit/s).
 //
-// Loopback, a wildcard bind and virtual devices report no speed; then nothing is detected and the
-// caller falls back to max_rate, which keeps the fair share out of the way rather than guessing.
+// Only devices backed by hardware (with a `device` entry in sysfs) count. Virtual devices report
+// made-up speeds: a veth says 10 Gbit/s whatever the NIC behind a container's host is, a tun
+// 10 Mbit/s; trusting them would cap every sender far below the real link. Loopback, a wildcard
+// bind and those devices detect nothing, and the caller falls back to max_rate, which keeps the
+// fair share out of the way rather than guessing.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +22,9 @@ inline const std::filesystem::path kSysfsNet = "/sys/class/net";
 // The interface that owns `ipv4` (host byte order), or none (wildcard, not a local address).
 std::optional<std::string> interface_of(std::uint32_t ipv4);
 
-// Bytes/s of `interface` from `<sysfs_net>/<interface>/speed`; none when the file is missing,
-// unreadable, not a number, or reports no speed (-1, 0, as for a link that is down).
+// Bytes/s of `interface` from `<sysfs_net>/<interface>/speed`; none for a virtual device (no
+// `<sysfs_net>/<interface>/device`), and when the file is missing, unreadable, not a number, or
+// reports no speed (-1, 0, as for a link that is down).
 std::optional<double> interface_rate(const std::string& interface,
                                      const std::filesystem::path& sysfs_net = kSysfsNet);
 

@@ -27,7 +27,12 @@ class FakeSysfs : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
 
+  // A hardware-backed device: sysfs links it to its bus device.
   void set_speed(const std::string& interface, const std::string& text) {
+    set_virtual_speed(interface, text);
+    fs::create_directories(root_ / interface / "device");
+  }
+  void set_virtual_speed(const std::string& interface, const std::string& text) {
     fs::create_directories(root_ / interface);
     std::ofstream(root_ / interface / "speed") << text << "\n";
   }
@@ -52,6 +57,13 @@ TEST_F(FakeSysfs, NoSpeedIsNotGuessed) {
   for (const char* name : {"down", "zero", "words", "suffix", "empty", "absent"}) {
     EXPECT_FALSE(interface_rate(name, root_).has_value()) << name;
   }
+}
+
+TEST_F(FakeSysfs, VirtualDevicesSpeedsAreNotTrusted) {
+  set_virtual_speed("veth0", "10000");  // a container's veth, whatever the host's NIC
+  set_virtual_speed("tun0", "10");
+  EXPECT_FALSE(interface_rate("veth0", root_).has_value());
+  EXPECT_FALSE(interface_rate("tun0", root_).has_value());
 }
 
 TEST_F(FakeSysfs, DistinctLinksAreSummedOnce) {
@@ -89,7 +101,7 @@ TEST_F(FakeSysfs, WildcardOrForeignAddressDetectsNothing) {
 }
 
 TEST(LinkRate, RealLoopbackReportsNoSpeed) {
-  // The kernel refuses to read a speed for loopback, so the transport falls back to max_rate.
+  // Loopback is virtual and has no speed, so the transport falls back to max_rate.
   const auto loopback = interface_of(kLoopbackIpv4);
   ASSERT_TRUE(loopback.has_value());
   EXPECT_EQ(*loopback, "lo");
