@@ -83,7 +83,6 @@ class CommunicatorTest(unittest.TestCase):
 
         self.assertEqual(run_ranks(1, body), {0: True})
 
-
     def test_counters_say_what_this_host_offers_its_senders(self):
         store = dlcp.HashStore()
         offered = {}
