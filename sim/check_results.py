@@ -7,18 +7,26 @@ and flow completion times are finite numbers; TCP's loss counters cover every TC
 switches saw dlcp's packets in its priority bands and DCTCP's in best effort only; dlcp's p99
 gradient FCT is below DCTCP's. Then re-runs dlcp alone with --merge of that document: the
 baselines must be kept as they were and dlcp's result must repeat exactly (same seed,
-deterministic simulator), and a merge with another configuration must be refused before
-anything runs, as must settings that cannot be simulated.
+deterministic simulator), also when it writes its flow file (--flows), whose flows must give
+the summary's counts and p99s. A merge with another configuration must be refused before
+anything runs, as must settings that cannot be simulated. A one-iteration run with
+largest-first slicing must leave the busiest server within 1% of the mean intake, and no
+further from it than layer order does.
 Last, dlcp runs alone with a gray spine (--gray-loss): the spine must drop its share of packets
 (within 6 binomial standard deviations), and dlcp must still finish every iteration and every
 gradient message with no more entries missing than its loss budget allows.
 """
 
+import csv
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import flows  # noqa: E402  (sim/flows.py, beside this script)
 
 
 def fail(message):
@@ -53,7 +61,8 @@ def check_merge(command, out_dir, summary):
     if refused.returncode != 2 or "seed" not in refused.stderr:
         fail(f"a merge across seeds was not refused by name (exit {refused.returncode}, "
              f"stderr {refused.stderr!r})")
-    merged = run_summary(command + ["--schemes", "dlcp", "--merge", stored])
+    # With --flows, which must not change the result either.
+    merged = run_summary(command + ["--schemes", "dlcp", "--merge", stored, "--flows"])
     if list(merged["results"]) != list(summary["results"]):
         fail(f"merged schemes {list(merged['results'])} != {list(summary['results'])}")
     for scheme, result in summary["results"].items():
@@ -61,6 +70,56 @@ def check_merge(command, out_dir, summary):
             fail(f"{scheme} differs after the merge (dlcp re-run, the others kept)")
     if merged["versus"] != summary["versus"]:
         fail("the comparison against the baselines changed after the merge")
+    flow_file = f"{out_dir}/{summary['scenario']}-dlcp-flows.csv"
+    check_flow_file(flow_file, merged["results"]["dlcp"])
+    return flow_file
+
+
+def imbalance(flow_file):
+    """The most loaded server's intake over the mean, from a flow file."""
+    loads, _ = flows.server_loads(flows.read(flow_file))
+    return max(loads.values()) / (sum(loads.values()) / len(loads))
+
+
+def check_slicing(command, out_dir, layer_order_flows):
+    """Largest-first slicing balances the servers at least as well as layer order, within 1%."""
+    run_summary(command + ["--schemes", "dlcp", "--iterations", "1", "--slicing", "largest-first",
+                           "--flows", "--out", f"{out_dir}/largest-first"])
+    balanced = imbalance(f"{out_dir}/largest-first/{os.path.basename(layer_order_flows)}")
+    layer_order = imbalance(layer_order_flows)
+    if not (balanced <= layer_order and balanced < 1.01):
+        fail(f"largest-first slicing loads the busiest server {balanced:.3f}x the mean, "
+             f"layer order {layer_order:.3f}x")
+    print(f"check_results: the busiest server takes in {balanced:.3f}x the mean with "
+          f"largest-first slicing, {layer_order:.3f}x in layer order")
+
+
+def nearest_rank(values, p):
+    values = sorted(values)
+    return values[min(len(values), max(1, math.ceil(p / 100.0 * len(values)))) - 1]
+
+
+def check_flow_file(path, result):
+    """--flows wrote every finished flow, and its times give the summary's statistics."""
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as error:
+        fail(f"--flows wrote no flow file: {error}")
+    for kind in ("gradient", "background"):
+        fcts = [float(r["finished_us"]) - float(r["posted_us"]) for r in rows if r["kind"] == kind]
+        if len(fcts) != result[f"{kind}_fct_us"]["count"]:
+            fail(f"{path}: {len(fcts)} {kind} flows, the summary counts "
+                 f"{result[kind + '_fct_us']['count']}")
+        if fcts and not math.isclose(nearest_rank(fcts, 99), result[f"{kind}_fct_us"]["p99"],
+                                     rel_tol=1e-4, abs_tol=0.01):
+            fail(f"{path}: {kind} p99 {nearest_rank(fcts, 99)} us, the summary says "
+                 f"{result[kind + '_fct_us']['p99']} us")
+    phases = {r["phase"] for r in rows if r["kind"] == "gradient"}
+    pushes = sum(r["phase"] == "push" for r in rows)
+    if phases != {"push", "pull"} or 2 * pushes != result["gradient_fct_us"]["count"]:
+        fail(f"{path}: parameter-server phases {sorted(phases)} with {pushes} pushes of "
+             f"{result['gradient_fct_us']['count']} gradient flows")
 
 
 def check_refusals(command):
@@ -71,7 +130,9 @@ def check_refusals(command):
                        (["--tcp-min-rto-us", "0"], "--tcp-min-rto-us"),
                        (["--servers", "0"], "--servers"), (["--servers", "16"], "--servers"),
                        (["--servers", "2.5"], "--servers"),
-                       (["--collective", "ring", "--servers", "4"], "--servers")):
+                       (["--collective", "ring", "--servers", "4"], "--servers"),
+                       (["--slicing", "random"], "--slicing"),
+                       (["--collective", "ring", "--slicing", "largest-first"], "--slicing")):
         refused = subprocess.run(command + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, timeout=60)
         if refused.returncode != 2 or named not in refused.stderr:
@@ -87,7 +148,8 @@ def main():
         check_refusals(command)
         summary = run_summary(command)
         check_results(summary)
-        check_merge(command, out_dir, summary)
+        layer_order_flows = check_merge(command, out_dir, summary)
+        check_slicing(command, out_dir, layer_order_flows)
         check_gray_spine(command)
     print("check_results: OK (merge kept the baselines and repeated dlcp exactly; bad settings "
           "refused; dlcp recovered from the gray spine within its budget)")

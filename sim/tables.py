@@ -26,11 +26,12 @@ def load(path):
 
 
 def ms(value):
-    return f"{value:.2f}"
+    return "-" if value is None else f"{value:.2f}"
 
 
 def us(value):
-    return f"{value:.0f}"
+    """None where nothing was measured (no background flows with --load 0)."""
+    return "-" if value is None else f"{value:.0f}"
 
 
 def results_table(document):

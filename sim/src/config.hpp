@@ -40,11 +40,15 @@ struct FabricConfig {
 };
 
 enum class Collective { kParameterServer, kRingAllReduce };
+// How the parameter server assigns slices to servers, each to the least loaded so far: in layer
+// order (the default), or largest first, which balances the servers' loads more closely.
+enum class Slicing { kLayerOrder, kLargestFirst };
 
 struct WorkloadConfig {
   Collective collective = Collective::kParameterServer;
   std::string model = "resnet50";  // models/<model>.json
   int servers = 2;                 // parameter servers (the remaining hosts are workers)
+  Slicing slicing = Slicing::kLayerOrder;
   int iterations = 3;
   // Gradient bytes and compute time are multiplied by this (see docs/simulation.md, Scaling).
   double size_scale = 0.05;

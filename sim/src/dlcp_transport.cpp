@@ -435,7 +435,7 @@ void DlcpTransport::settle(OutMessage& m) {
   const std::uint64_t missing = m.total_entries - m.received_entries;
   if (missing > 0) ++counters_.messages_settled_with_loss;
   counters_.entries_missing += missing;
-  log_.finished(m.message.kind, m.posted);
+  log_.finished(m.message, m.posted);
   m.got = {};  // the receive bitmap is no longer needed
   send_stop(m);
   if (m.on_delivered) m.on_delivered();

@@ -1,8 +1,10 @@
 #include "experiment.hpp"
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 
 #include "background.hpp"
 #include "dlcp_transport.hpp"
@@ -85,7 +87,8 @@ std::string stats_json(const std::vector<double>& samples, std::uint64_t started
 
 }  // namespace
 
-std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme) {
+std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme,
+                       const std::string& flows_path) {
   const auto wall_start = std::chrono::steady_clock::now();
   ns3::RngSeedManager::SetSeed(static_cast<std::uint32_t>(scenario.seed));
   configure_tcp(scenario, scheme);
@@ -98,6 +101,7 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme) {
   const int hosts = scenario.fabric.hosts();
 
   FlowLog log;
+  log.keep_records = !flows_path.empty();
   TcpPriority priority = TcpPriority::kNone;
   if (scheme == Scheme::kPfabric) priority = TcpPriority::kRemainingSize;
   if (scheme == Scheme::kPias) priority = TcpPriority::kBytesSent;
@@ -136,6 +140,11 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme) {
   const TrainingResult training = job->result();
   const PortCounters switches = topology.switch_counters();
   const PortCounters gray = topology.gray_counters();
+  if (log.keep_records) {
+    std::ofstream flows(flows_path);
+    write_flow_csv(log.records, flows);
+    if (!flows.flush()) throw std::runtime_error("cannot write " + flows_path);
+  }
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 

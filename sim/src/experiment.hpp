@@ -9,7 +9,9 @@
 namespace dlcp::sim {
 
 // Runs the simulation in this process (ns-3 keeps global state, so main() forks one process per
-// scheme). Returns the scheme's results as a JSON object.
-std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme);
+// scheme). Returns the scheme's results as a JSON object. With a `flows_path`, every finished
+// flow is also written there as CSV (write_flow_csv).
+std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme,
+                       const std::string& flows_path = "");
 
 }  // namespace dlcp::sim

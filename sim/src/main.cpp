@@ -29,11 +29,14 @@ void usage(std::ostream& out) {
   out << "usage: dlcp-sim --scenario NAME [--json] [--out DIR] [--jobs N]\n"
          "                [--schemes dlcp,dctcp,newreno,pfabric,pias] [--iterations N]\n"
          "                [--load X] [--model NAME] [--size-scale X] [--budget X] [--seed N]\n"
-         "                [--servers N] [--collective ps|ring]\n"
+         "                [--servers N] [--slicing layer-order|largest-first]\n"
+         "                [--collective ps|ring]\n"
          "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
-         "                [--ablate LIST] [--merge FILE] [--list]\n"
+         "                [--ablate LIST] [--merge FILE] [--flows] [--list]\n"
          "--servers N sets the parameter servers (the other hosts are workers)\n"
+         "--slicing largest-first assigns the servers' slices largest first (default: in layer\n"
+         "order), each to the least loaded server\n"
          "--buffer-kib N sets a 100 Gbit/s port's buffer (ports of other rates scale)\n"
          "--gray-loss X makes spine 0 drop a share X of the packets it forwards, at random\n"
          "--tcp-min-rto-us X sets TCP's minimum retransmission timeout (DCTCP, NewReno, PIAS and\n"
@@ -41,6 +44,7 @@ void usage(std::ostream& out) {
          "--ablate LIST turns off, comma-separated: ecn (dlcp's packets not ECN-capable),\n"
          "precedence (no dlcp packet drop-eligible), queue-marking (ports mark per port),\n"
          "receiver-share (dlcp's receivers offer no fair share; senders pace by feedback only)\n"
+         "--flows also writes every finished flow to <out>/<scenario>-<scheme>-flows.csv\n"
          "--merge FILE keeps the other schemes' results from an earlier run's FILE (same\n"
          "scenario, configuration and model revision) and re-runs only --schemes\n"
          "scenarios:";
@@ -53,6 +57,7 @@ struct Options {
   std::string out_dir = "sim-results";
   std::string merge;  // an earlier document whose other schemes are kept
   bool json = false;
+  bool flows = false;  // also write every finished flow to <out>/<scenario>-<scheme>-flows.csv
   int jobs = 1;
 };
 
@@ -89,6 +94,8 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       options->scenario = value();
     } else if (arg == "--json") {
       options->json = true;
+    } else if (arg == "--flows") {
+      options->flows = true;
     } else if (arg == "--out") {
       options->out_dir = value();
     } else if (arg == "--merge") {
@@ -171,6 +178,14 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
               "'");
         }
       }
+    } else if (flag == "--slicing") {
+      if (text == "layer-order") {
+        s.workload.slicing = Slicing::kLayerOrder;
+      } else if (text == "largest-first") {
+        s.workload.slicing = Slicing::kLargestFirst;
+      } else {
+        die("--slicing is layer-order or largest-first");
+      }
     } else if (flag == "--collective") {
       if (text == "ps") {
         s.workload.collective = Collective::kParameterServer;
@@ -185,10 +200,12 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
   }
   if (const std::string problem = invalid_setting(s); !problem.empty()) die(problem);
   // Ring all-reduce has no servers: accepting the option would mislabel the run's description.
-  const bool servers_set = std::any_of(overrides.begin(), overrides.end(),
-                                       [](const auto& o) { return o.first == "--servers"; });
-  if (servers_set && s.workload.collective != Collective::kParameterServer) {
-    die("--servers applies only to the parameter server (--collective ps)");
+  for (const char* server_option : {"--servers", "--slicing"}) {
+    const bool set = std::any_of(overrides.begin(), overrides.end(),
+                                 [&](const auto& o) { return o.first == server_option; });
+    if (set && s.workload.collective != Collective::kParameterServer) {
+      die(std::string(server_option) + " applies only to the parameter server (--collective ps)");
+    }
   }
   // Overrides make the named scenario's description wrong: name them where it is printed.
   std::string changed;
@@ -207,14 +224,15 @@ std::string read_file(const std::string& path) {
 }
 
 // Runs one scheme in a child process that writes its result to `path`.
-pid_t launch(const ScenarioConfig& scenario, Scheme scheme, const std::string& path) {
+pid_t launch(const ScenarioConfig& scenario, Scheme scheme, const std::string& path,
+             const std::string& flows_path) {
   std::cout.flush();
   const pid_t pid = fork();
   if (pid < 0) die("fork failed");
   if (pid > 0) return pid;
   int status = 0;
   try {
-    const std::string result = run_scheme(scenario, scheme);
+    const std::string result = run_scheme(scenario, scheme, flows_path);
     std::ofstream(path) << result;
   } catch (const std::exception& e) {
     std::ofstream(path) << "{\"scheme\":" << json::quote(scheme_name(scheme))
@@ -273,7 +291,11 @@ int main(int argc, char** argv) {
   while (next < scenario.schemes.size() || active > 0) {
     if (next < scenario.schemes.size() && static_cast<int>(active) < options.jobs) {
       std::remove(paths[next].c_str());
-      running[next] = launch(scenario, scenario.schemes[next], paths[next]);
+      const std::string flows = options.flows
+                                    ? options.out_dir + "/" + scenario.name + "-" +
+                                          scheme_name(scenario.schemes[next]) + "-flows.csv"
+                                    : "";
+      running[next] = launch(scenario, scenario.schemes[next], paths[next], flows);
       ++active;
       ++next;
     } else {

@@ -3,6 +3,7 @@
 // slice back to all of them; a worker's next forward pass runs each layer as soon as that layer's
 // slices are back (so front layers, pulled first under dlcp's priorities, unblock compute first).
 #include <algorithm>
+#include <numeric>
 
 #include "ns3/simulator.h"
 #include "workload.hpp"
@@ -63,25 +64,38 @@ class ParameterServerJob : public TrainingJob {
     std::vector<ns3::Time> forward_end;
   };
 
-  // Large layers are cut into slices of at most total/servers bytes and every slice goes to the
-  // least loaded server, so the servers carry equal shares (as BytePS and ps-lite balance them).
+  // Large layers are cut into slices of at most total/servers bytes, and every slice goes to the
+  // server least loaded so far. In layer order (the default) the shares are only roughly equal:
+  // a server may end up to a whole slice above another (at 144 hosts 59 to 143 KB per worker,
+  // mean 113 KB; docs/simulation.md, "Where dlcp's tail comes from"). Largest first (the
+  // classic LPT rule) keeps them within 10% there.
   void make_slices(const ModelProfile& model) {
     std::uint64_t total = 0;
     for (const Layer& l : model.layers) total += scaled_bytes(config_, l.params);
     const std::uint64_t limit = std::max<std::uint64_t>(4, total / servers_.size());
-    std::vector<std::uint64_t> load(servers_.size(), 0);
     slices_of_layer_.resize(model.layers.size());
     for (int layer = 0; layer < num_layers_; ++layer) {
       const std::uint64_t bytes = scaled_bytes(config_, model.layers[layer].params);
       const std::uint64_t count = (bytes + limit - 1) / limit;
       for (std::uint64_t i = 0; i < count; ++i) {
         const std::uint64_t part = (bytes / 4 / count + (i < bytes / 4 % count ? 1 : 0)) * 4;
-        const auto least =
-            static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
-        load[least] += part;
         slices_of_layer_[layer].push_back(static_cast<int>(slices_.size()));
-        slices_.push_back(Slice{layer, least, std::max<std::uint64_t>(4, part)});
+        slices_.push_back(Slice{layer, 0, std::max<std::uint64_t>(4, part)});
       }
+    }
+    std::vector<std::size_t> order(slices_.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    if (config_.slicing == Slicing::kLargestFirst) {
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return slices_[a].bytes > slices_[b].bytes;
+      });
+    }
+    std::vector<std::uint64_t> load(servers_.size(), 0);
+    for (const std::size_t index : order) {
+      const auto least =
+          static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+      load[static_cast<std::size_t>(least)] += slices_[index].bytes;
+      slices_[index].server = least;
     }
   }
 
@@ -127,6 +141,7 @@ class ParameterServerJob : public TrainingJob {
       push.bytes = slices_[slice].bytes;
       push.layer = layer;
       push.num_layers = num_layers_;
+      push.phase = FlowPhase::kPush;
       push.loss_budget = config_.loss_budget;  // the push side may lose up to the budget
       transport_.send(push, [this, slice] { pushed(slice); });
     }
@@ -149,6 +164,7 @@ class ParameterServerJob : public TrainingJob {
       pull.bytes = s.bytes;
       pull.layer = s.layer;
       pull.num_layers = num_layers_;
+      pull.phase = FlowPhase::kPull;
       pull.loss_budget = 0.0;  // the broadcast side is loss-free by default (docs/protocol.md)
       transport_.send(pull, [this, w, layer = s.layer] { pulled(w, layer); });
     }

@@ -134,7 +134,9 @@ class RingAllReduceJob : public TrainingJob {
     m.num_layers = num_layers_;
     // Reduce-scatter may lose within budget (contributor counts keep it unbiased in the
     // library); all-gather is the broadcast side, loss-free by default.
-    m.loss_budget = step < static_cast<int>(n) - 1 ? config_.loss_budget : 0.0;
+    const bool reducing = step < static_cast<int>(n) - 1;
+    m.phase = reducing ? FlowPhase::kReduceScatter : FlowPhase::kAllGather;
+    m.loss_budget = reducing ? config_.loss_budget : 0.0;
     const int parity = workers_[w].iteration % 2;
     transport_.send(m, [this, next, bucket, step, parity] {
       Worker& receiver = workers_[next];

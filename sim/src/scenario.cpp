@@ -146,7 +146,8 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"collective\":"
       << json::quote(w.collective == Collective::kParameterServer ? "parameter_server"
                                                                   : "ring_allreduce")
-      << ",\"model\":" << json::quote(w.model) << ",\"servers\":" << w.servers
+      << ",\"model\":" << json::quote(w.model) << ",\"servers\":" << w.servers << ",\"slicing\":"
+      << json::quote(w.slicing == Slicing::kLayerOrder ? "layer_order" : "largest_first")
       << ",\"iterations\":" << w.iterations << ",\"size_scale\":" << json::number(w.size_scale)
       << ",\"forward_ms_full_size\":" << json::number(w.forward_ms)
       << ",\"backward_factor\":" << json::number(w.backward_factor)

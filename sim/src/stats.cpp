@@ -5,9 +5,6 @@
 #include <limits>
 #include <numeric>
 
-#include "ns3/simulator.h"
-#include "transport.hpp"
-
 namespace dlcp::sim {
 
 double mean_of(const std::vector<double>& samples) {
@@ -23,11 +20,6 @@ double percentile_of(std::vector<double> samples, double p) {
   std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(index),
                    samples.end());
   return samples[index];
-}
-
-void FlowLog::finished(FlowKind kind, ns3::Time started_at) {
-  const double fct_us = (ns3::Simulator::Now() - started_at).GetSeconds() * 1e6;
-  (kind == FlowKind::kGradient ? gradient_fct_us : background_fct_us).push_back(fct_us);
 }
 
 }  // namespace dlcp::sim

@@ -179,7 +179,7 @@ void TcpTransport::on_readable(ns3::Ptr<ns3::Socket> socket) {
   while (auto packet = socket->Recv()) flow.received += packet->GetSize();
   if (!flow.finished && flow.received >= flow.message.bytes) {
     flow.finished = true;
-    log_.finished(flow.message.kind, flow.started);
+    log_.finished(flow.message, flow.started);
     socket->Close();
     by_socket_.erase(ns3::PeekPointer(flow.rx));
     by_socket_.erase(ns3::PeekPointer(flow.tx));

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <vector>
 
 #include "ns3/nstime.h"
@@ -16,6 +17,10 @@ inline ns3::Time micros(double us) {
 }
 
 enum class FlowKind { kGradient, kBackground };
+// What a gradient flow is for in its collective (background flows have none).
+enum class FlowPhase { kNone, kPush, kPull, kReduceScatter, kAllGather };
+const char* flow_kind_name(FlowKind kind);
+const char* flow_phase_name(FlowPhase phase);
 
 struct Message {
   int src = 0;
@@ -25,6 +30,7 @@ struct Message {
   int num_layers = 1;
   double loss_budget = 0.0;  // only dlcp uses it; TCP always delivers everything
   FlowKind kind = FlowKind::kGradient;
+  FlowPhase phase = FlowPhase::kNone;
 };
 
 using Delivered = std::function<void()>;
@@ -35,16 +41,28 @@ class MessageTransport {
   virtual void send(const Message& message, Delivered on_delivered) = 0;
 };
 
+// One finished flow, kept only when the run writes a flow file (--flows).
+struct FlowRecord {
+  Message message;
+  ns3::Time posted;
+  ns3::Time finished;
+};
+
 struct FlowLog {
   std::vector<double> gradient_fct_us;
   std::vector<double> background_fct_us;
   std::uint64_t gradient_started = 0;
   std::uint64_t background_started = 0;
+  bool keep_records = false;
+  std::vector<FlowRecord> records;
 
   void started(FlowKind kind) {
     ++(kind == FlowKind::kGradient ? gradient_started : background_started);
   }
-  void finished(FlowKind kind, ns3::Time started_at);
+  void finished(const Message& message, ns3::Time started_at);
 };
+
+// The records as CSV, a header line first: kind,phase,src,dst,bytes,layer,posted_us,finished_us.
+void write_flow_csv(const std::vector<FlowRecord>& records, std::ostream& out);
 
 }  // namespace dlcp::sim

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Says where a scheme's gradient tail comes from, from a flow file of `dlcp-sim --flows`.
+
+    sim/flows.py [--link-gbps G] OUT/SCENARIO-SCHEME-flows.csv
+
+Prints, for the gradient flows:
+  - completion times by phase (push, pull, reduce-scatter, all-gather), and each phase's share
+    of the slowest 1%;
+  - the layers the slowest 1% belong to;
+  - with a parameter server, what each server takes in per iteration (pushed bytes, payload
+    only) and how long its link needs for that at line rate: a bound on the pushes' tail.
+"""
+
+import argparse
+import collections
+import csv
+import math
+import sys
+
+
+def percentile(sorted_values, p):
+    """Nearest rank, as dlcp-sim's own statistics."""
+    rank = max(1, math.ceil(p / 100.0 * len(sorted_values)))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def read(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if rows and "finished_us" not in rows[0]:
+        sys.exit(f"{path}: not a dlcp-sim flow file")
+    flows = []
+    for row in rows:
+        if row["kind"] != "gradient":
+            continue
+        posted = float(row["posted_us"])
+        flows.append(
+            {
+                "phase": row["phase"],
+                "src": int(row["src"]),
+                "dst": int(row["dst"]),
+                "bytes": int(row["bytes"]),
+                "layer": int(row["layer"]),
+                "fct": float(row["finished_us"]) - posted,
+            }
+        )
+    if not flows:
+        sys.exit(f"{path}: no gradient flows")
+    return flows
+
+
+def phase_table(flows):
+    fcts = sorted(f["fct"] for f in flows)
+    tail_from = percentile(fcts, 99)
+    tail = [f for f in flows if f["fct"] >= tail_from]
+    print(f"gradient flows: {len(flows)}, p99 {tail_from:.0f} us; slowest 1%: {len(tail)} flows")
+    print("| phase | flows | FCT mean (us) | FCT p50 (us) | FCT p99 (us) "
+          "| share of the slowest 1% |")
+    print("|---|---|---|---|---|---|")
+    by_phase = collections.defaultdict(list)
+    for f in flows:
+        by_phase[f["phase"]].append(f["fct"])
+    tail_phases = collections.Counter(f["phase"] for f in tail)
+    for phase, values in sorted(by_phase.items()):
+        values.sort()
+        print(
+            f"| {phase} | {len(values)} | {sum(values) / len(values):.0f} "
+            f"| {percentile(values, 50):.0f} | {percentile(values, 99):.0f} "
+            f"| {100.0 * tail_phases[phase] / len(tail):.1f}% |"
+        )
+    layers = collections.Counter(f["layer"] for f in tail)
+    top = ", ".join(f"{layer} ({count})" for layer, count in layers.most_common(8))
+    print(f"\nlayers of the slowest 1% (forward order, 0 = input side; flows): {top}")
+
+
+def server_loads(flows):
+    """Bytes each server takes in per iteration from pushes, and the iterations; ({}, 0) when
+    there are no pushes."""
+    pushes = [f for f in flows if f["phase"] == "push"]
+    if not pushes:
+        return {}, 0
+    # Every worker pushes every slice once per iteration.
+    per_key = collections.Counter((f["src"], f["dst"], f["layer"], f["bytes"]) for f in pushes)
+    iterations = max(per_key.values())
+    intake = collections.Counter()
+    for f in pushes:
+        intake[f["dst"]] += f["bytes"]
+    return {s: b / iterations for s, b in intake.items()}, iterations
+
+
+def server_intake(flows, link_gbps):
+    per_iteration, iterations = server_loads(flows)
+    if not per_iteration:
+        return
+    mean = sum(per_iteration.values()) / len(per_iteration)
+    heaviest = max(per_iteration, key=per_iteration.get)
+    bytes_per_us = link_gbps * 1e3 / 8
+    print(f"\nservers: {len(per_iteration)}, iterations: {iterations}")
+    print("| per server and iteration | pushed bytes (MB) | at line rate (us) |")
+    print("|---|---|---|")
+    for label, value in (
+        ("mean", mean),
+        ("least", min(per_iteration.values())),
+        (f"most (host {heaviest})", per_iteration[heaviest]),
+    ):
+        print(f"| {label} | {value / 1e6:.2f} | {value / bytes_per_us:.0f} |")
+    print(f"most / mean: {per_iteration[heaviest] / mean:.2f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("flows", help="a flow file written by dlcp-sim --flows")
+    parser.add_argument("--link-gbps", type=float, default=100.0, help="a host link's rate")
+    args = parser.parse_args()
+    if not args.link_gbps > 0:
+        sys.exit("--link-gbps must be positive")
+    flows = read(args.flows)
+    phase_table(flows)
+    server_intake(flows, args.link_gbps)
+
+
+if __name__ == "__main__":
+    main()
