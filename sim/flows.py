@@ -79,9 +79,10 @@ def server_loads(flows):
     pushes = [f for f in flows if f["phase"] == "push"]
     if not pushes:
         return {}, 0
-    # Every worker pushes every slice once per iteration.
+    # Every worker pushes every slice once per iteration. Two slices of one layer may go to one
+    # server with the same size, so take the usual count, not the largest.
     per_key = collections.Counter((f["src"], f["dst"], f["layer"], f["bytes"]) for f in pushes)
-    iterations = max(per_key.values())
+    iterations = collections.Counter(per_key.values()).most_common(1)[0][0]
     intake = collections.Counter()
     for f in pushes:
         intake[f["dst"]] += f["bytes"]
