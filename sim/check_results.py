@@ -17,7 +17,6 @@ Last, dlcp runs alone with a gray spine (--gray-loss): the spine must drop its s
 gradient message with no more entries missing than its loss budget allows.
 """
 
-import csv
 import json
 import math
 import os
@@ -94,29 +93,23 @@ def check_slicing(command, out_dir, layer_order_flows):
           f"largest-first slicing, {layer_order:.3f}x in layer order")
 
 
-def nearest_rank(values, p):
-    values = sorted(values)
-    return values[min(len(values), max(1, math.ceil(p / 100.0 * len(values)))) - 1]
-
-
 def check_flow_file(path, result):
     """--flows wrote every finished flow, and its times give the summary's statistics."""
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as error:
-        fail(f"--flows wrote no flow file: {error}")
+    if not os.path.exists(path):
+        fail(f"--flows wrote no flow file {path}")
     for kind in ("gradient", "background"):
-        fcts = [float(r["finished_us"]) - float(r["posted_us"]) for r in rows if r["kind"] == kind]
+        fcts = sorted(f["fct"] for f in flows.read(path, kind))
         if len(fcts) != result[f"{kind}_fct_us"]["count"]:
             fail(f"{path}: {len(fcts)} {kind} flows, the summary counts "
                  f"{result[kind + '_fct_us']['count']}")
-        if fcts and not math.isclose(nearest_rank(fcts, 99), result[f"{kind}_fct_us"]["p99"],
-                                     rel_tol=1e-4, abs_tol=0.01):
-            fail(f"{path}: {kind} p99 {nearest_rank(fcts, 99)} us, the summary says "
+        p99 = flows.percentile(fcts, 99) if fcts else None
+        if fcts and not math.isclose(p99, result[f"{kind}_fct_us"]["p99"], rel_tol=1e-4,
+                                     abs_tol=0.01):
+            fail(f"{path}: {kind} p99 {p99} us, the summary says "
                  f"{result[kind + '_fct_us']['p99']} us")
-    phases = {r["phase"] for r in rows if r["kind"] == "gradient"}
-    pushes = sum(r["phase"] == "push" for r in rows)
+    gradient = flows.read(path)
+    phases = {f["phase"] for f in gradient}
+    pushes = sum(f["phase"] == "push" for f in gradient)
     if phases != {"push", "pull"} or 2 * pushes != result["gradient_fct_us"]["count"]:
         fail(f"{path}: parameter-server phases {sorted(phases)} with {pushes} pushes of "
              f"{result['gradient_fct_us']['count']} gradient flows")

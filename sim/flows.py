@@ -24,14 +24,15 @@ def percentile(sorted_values, p):
     return sorted_values[min(rank, len(sorted_values)) - 1]
 
 
-def read(path):
+def read(path, kind="gradient"):
+    """The flows of one kind (gradient or background); exits if a gradient file has none."""
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     if rows and "finished_us" not in rows[0]:
         sys.exit(f"{path}: not a dlcp-sim flow file")
     flows = []
     for row in rows:
-        if row["kind"] != "gradient":
+        if row["kind"] != kind:
             continue
         posted = float(row["posted_us"])
         flows.append(
@@ -44,7 +45,7 @@ def read(path):
                 "fct": float(row["finished_us"]) - posted,
             }
         )
-    if not flows:
+    if not flows and kind == "gradient":
         sys.exit(f"{path}: no gradient flows")
     return flows
 
