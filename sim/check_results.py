@@ -11,7 +11,8 @@ deterministic simulator), also when it writes its flow file (--flows), whose flo
 the summary's counts and p99s. A merge with another configuration must be refused before
 anything runs, as must settings that cannot be simulated. A one-iteration run with
 largest-first slicing must leave the busiest server within 1% of the mean intake, and no
-further from it than layer order does.
+further from it than layer order does. With compute jitter X, the workers' first pushes must
+leave within [1 - X, 1 + X] of the lockstep run's instant, and not all together.
 Last, dlcp runs alone with a gray spine (--gray-loss): the spine must drop its share of packets
 (within 6 binomial standard deviations), and dlcp must still finish every iteration and every
 gradient message with no more entries missing than its loss budget allows.
@@ -93,6 +94,43 @@ def check_slicing(command, out_dir, layer_order_flows):
           f"largest-first slicing, {layer_order:.3f}x in layer order")
 
 
+def first_pushes(flow_file):
+    """When each worker first pushed the last layer (the first one backward produces)."""
+    pushes = [f for f in flows.read(flow_file) if f["phase"] == "push"]
+    last_layer = max(f["layer"] for f in pushes)
+    first = {}
+    for f in pushes:
+        if f["layer"] == last_layer:
+            first[f["src"]] = min(first.get(f["src"], f["posted"]), f["posted"])
+    return first
+
+
+def check_jitter(command, out_dir, lockstep_flows):
+    """--compute-jitter X scales each worker's first forward and backward by a factor in
+    [1 - X, 1 + X]: its first push leaves within that factor of the lockstep instant."""
+    spread = 0.1
+    run_summary(command + ["--schemes", "dlcp", "--iterations", "1", "--compute-jitter",
+                           str(spread), "--flows", "--out", f"{out_dir}/jitter"])
+    lockstep = first_pushes(lockstep_flows)
+    jittered = first_pushes(f"{out_dir}/jitter/{os.path.basename(lockstep_flows)}")
+    instants = set(lockstep.values())
+    if len(instants) != 1 or set(jittered) != set(lockstep):
+        fail(f"first pushes: lockstep at {sorted(instants)}, jittered workers "
+             f"{sorted(jittered)} against {sorted(lockstep)}")
+    (instant,) = instants
+    # Each layer's time is rounded to the nanosecond on its own: allow 0.1 us.
+    low, high = (1 - spread) * instant - 0.1, (1 + spread) * instant + 0.1
+    factors = sorted(t / instant for t in jittered.values())
+    if not all(low <= t <= high for t in jittered.values()):
+        fail(f"first pushes at {factors[0]:.3f}-{factors[-1]:.3f}x the lockstep instant, "
+             f"outside 1 +- {spread}")
+    if factors[-1] - factors[0] < spread:
+        fail(f"first pushes at {factors[0]:.3f}-{factors[-1]:.3f}x the lockstep instant: "
+             f"a jitter of {spread} hardly spread them")
+    print(f"check_results: with --compute-jitter {spread} the first pushes leave at "
+          f"{factors[0]:.3f}-{factors[-1]:.3f}x the lockstep instant ({instant:.1f} us)")
+
+
 def check_flow_file(path, result):
     """--flows wrote every finished flow, and its times give the summary's statistics."""
     if not os.path.exists(path):
@@ -125,6 +163,7 @@ def check_refusals(command):
                        (["--servers", "2.5"], "--servers"),
                        (["--collective", "ring", "--servers", "4"], "--servers"),
                        (["--slicing", "random"], "--slicing"),
+                       (["--compute-jitter", "1"], "--compute-jitter"),
                        (["--collective", "ring", "--slicing", "largest-first"], "--slicing")):
         refused = subprocess.run(command + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, timeout=60)
@@ -143,6 +182,7 @@ def main():
         check_results(summary)
         layer_order_flows = check_merge(command, out_dir, summary)
         check_slicing(command, out_dir, layer_order_flows)
+        check_jitter(command, out_dir, layer_order_flows)
         check_gray_spine(command)
     print("check_results: OK (merge kept the baselines and repeated dlcp exactly; bad settings "
           "refused; dlcp recovered from the gray spine within its budget)")

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Says where a scheme's gradient tail comes from, from a flow file of `dlcp-sim --flows`.
 
-    sim/flows.py [--link-gbps G] OUT/SCENARIO-SCHEME-flows.csv
+    sim/flows.py [--link-gbps G] [--burst-us T] OUT/SCENARIO-SCHEME-flows.csv
 
 Prints, for the gradient flows:
   - completion times by phase (push, pull, reduce-scatter, all-gather), and each phase's share
     of the slowest 1%;
   - the layers the slowest 1% belong to;
   - with a parameter server, what each server takes in per iteration (pushed bytes, payload
-    only) and how long its link needs for that at line rate: a bound on the pushes' tail.
+    only) and how long its link needs for that at line rate: a bound on the pushes' tail;
+  - and how many pushes start toward one server at once (within --burst-us): the depth of the
+    incast that TCP's synchronized timeouts come from.
 """
 
 import argparse
@@ -42,6 +44,7 @@ def read(path, kind="gradient"):
                 "dst": int(row["dst"]),
                 "bytes": int(row["bytes"]),
                 "layer": int(row["layer"]),
+                "posted": posted,
                 "fct": float(row["finished_us"]) - posted,
             }
         )
@@ -55,9 +58,9 @@ def phase_table(flows):
     tail_from = percentile(fcts, 99)
     tail = [f for f in flows if f["fct"] >= tail_from]
     print(f"gradient flows: {len(flows)}, p99 {tail_from:.0f} us; slowest 1%: {len(tail)} flows")
-    print("| phase | flows | FCT mean (us) | FCT p50 (us) | FCT p99 (us) "
+    print("| phase | flows | FCT mean (us) | FCT p50 (us) | FCT p99 (us) | FCT max (us) "
           "| share of the slowest 1% |")
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     by_phase = collections.defaultdict(list)
     for f in flows:
         by_phase[f["phase"]].append(f["fct"])
@@ -66,7 +69,7 @@ def phase_table(flows):
         values.sort()
         print(
             f"| {phase} | {len(values)} | {sum(values) / len(values):.0f} "
-            f"| {percentile(values, 50):.0f} | {percentile(values, 99):.0f} "
+            f"| {percentile(values, 50):.0f} | {percentile(values, 99):.0f} | {values[-1]:.0f} "
             f"| {100.0 * tail_phases[phase] / len(tail):.1f}% |"
         )
     layers = collections.Counter(f["layer"] for f in tail)
@@ -109,16 +112,54 @@ def server_intake(flows, link_gbps):
     print(f"most / mean: {per_iteration[heaviest] / mean:.2f}")
 
 
+def largest_bursts(flows, window_us):
+    """The most pushes posted toward each server within any window of window_us (inclusive)."""
+    posted = collections.defaultdict(list)
+    for f in flows:
+        if f["phase"] == "push":
+            posted[f["dst"]].append(f["posted"])
+    bursts = {}
+    for server, times in posted.items():
+        times.sort()
+        first = 0
+        most = 0
+        for last, t in enumerate(times):
+            while times[first] < t - window_us:
+                first += 1
+            most = max(most, last - first + 1)
+        bursts[server] = most
+    return bursts
+
+
+def burst_table(flows, window_us):
+    bursts = largest_bursts(flows, window_us)
+    if not bursts:
+        return
+    workers = len({f["src"] for f in flows if f["phase"] == "push"})
+    deepest = max(bursts, key=bursts.get)
+    print(
+        f"\npushes posted toward one server within {window_us:g} us, at most: "
+        f"{bursts[deepest]} (host {deepest}; {bursts[deepest] / workers:.1f} per worker), "
+        f"servers' median {percentile(sorted(bursts.values()), 50)}"
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("flows", help="a flow file written by dlcp-sim --flows")
     parser.add_argument("--link-gbps", type=float, default=100.0, help="a host link's rate")
+    parser.add_argument(
+        "--burst-us", type=float, default=50.0, help="the window for pushes starting at once"
+    )
     args = parser.parse_args()
     if not args.link_gbps > 0:
         sys.exit("--link-gbps must be positive")
+    if not args.burst_us >= 0:
+        sys.exit("--burst-us must not be negative")
     flows = read(args.flows)
     phase_table(flows)
     server_intake(flows, args.link_gbps)
+    burst_table(flows, args.burst_us)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,9 @@ struct WorkloadConfig {
   // Forward-pass compute of the whole model at full size; backward takes backward_factor times it.
   double forward_ms = 30.0;
   double backward_factor = 2.0;
+  // Each worker's compute runs at a speed drawn per iteration, uniform in [1 - x, 1 + x]. Real
+  // workers drift apart; with 0 they run in lockstep and every incast starts in one instant.
+  double compute_jitter = 0.0;
   double loss_budget = 0.01;               // dlcp: per-tensor budget on the push/reduce side
   std::uint64_t bucket_bytes = 25u << 20;  // ring all-reduce bucket, before size_scale
 };

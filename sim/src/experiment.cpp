@@ -123,10 +123,15 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme,
     background.stop();
     ns3::Simulator::Stop();
   };
+  // The compute jitter has its own stream, so that turning it on leaves the background's flows
+  // as they were.
+  const std::uint64_t jitter_seed = scenario.seed + 31;
   std::unique_ptr<TrainingJob> job =
       scenario.workload.collective == Collective::kParameterServer
-          ? make_parameter_server_job(scenario.workload, model, hosts, *gradients, on_done)
-          : make_ring_allreduce_job(scenario.workload, model, hosts, *gradients, on_done);
+          ? make_parameter_server_job(scenario.workload, model, hosts, *gradients, jitter_seed,
+                                      on_done)
+          : make_ring_allreduce_job(scenario.workload, model, hosts, *gradients, jitter_seed,
+                                    on_done);
 
   ns3::Simulator::Schedule(ns3::Seconds(0), [&] {
     background.start();
@@ -154,6 +159,11 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme,
       << ",\"iterations_expected\":" << training.iterations_expected
       << ",\"iterations_finished\":" << training.iterations_finished
       << ",\"iteration_ms\":" << stats_json(training.iteration_ms, training.iteration_ms.size())
+      << ",\"iteration_mean_ms_by_iteration\":[";
+  for (std::size_t k = 0; k < training.mean_ms_by_iteration.size(); ++k) {
+    out << (k ? "," : "") << json::number(training.mean_ms_by_iteration[k]);
+  }
+  out << "]"
       << ",\"gradient_fct_us\":" << stats_json(log.gradient_fct_us, log.gradient_started)
       << ",\"background_fct_us\":" << stats_json(log.background_fct_us, log.background_started)
       << ",\"switch\":{\"enqueued\":" << switches.enqueued

@@ -33,6 +33,7 @@ void usage(std::ostream& out) {
          "                [--collective ps|ring]\n"
          "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
+         "                [--compute-jitter X]\n"
          "                [--ablate LIST] [--merge FILE] [--flows] [--list]\n"
          "--servers N sets the parameter servers (the other hosts are workers)\n"
          "--slicing largest-first assigns the servers' slices largest first (default: in layer\n"
@@ -41,6 +42,8 @@ void usage(std::ostream& out) {
          "--gray-loss X makes spine 0 drop a share X of the packets it forwards, at random\n"
          "--tcp-min-rto-us X sets TCP's minimum retransmission timeout (DCTCP, NewReno, PIAS and\n"
          "every network's background; pFabric keeps its own)\n"
+         "--compute-jitter X draws each worker's compute speed per iteration, uniform in\n"
+         "[1 - X, 1 + X] (default 0: the workers compute in lockstep)\n"
          "--ablate LIST turns off, comma-separated: ecn (dlcp's packets not ECN-capable),\n"
          "precedence (no dlcp packet drop-eligible), queue-marking (ports mark per port),\n"
          "receiver-share (dlcp's receivers offer no fair share; senders pace by feedback only)\n"
@@ -159,6 +162,8 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       s.fabric.buffer_bytes_per_100g = static_cast<std::uint32_t>(kib * 1024);
     } else if (flag == "--gray-loss") {
       s.fabric.gray_loss = to_number(flag, text);
+    } else if (flag == "--compute-jitter") {
+      s.workload.compute_jitter = to_number(flag, text);
     } else if (flag == "--tcp-min-rto-us") {
       s.tcp.min_rto_us = to_number(flag, text);
     } else if (flag == "--ablate") {

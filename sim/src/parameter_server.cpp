@@ -15,12 +15,13 @@ namespace {
 class ParameterServerJob : public TrainingJob {
  public:
   ParameterServerJob(const WorkloadConfig& config, const ModelProfile& model, int hosts,
-                     MessageTransport& transport, std::function<void()> on_done)
+                     MessageTransport& transport, std::uint64_t seed, std::function<void()> on_done)
       : config_(config),
         num_layers_(static_cast<int>(model.layers.size())),
         forward_(forward_times(config, model)),
         transport_(transport),
-        on_done_(std::move(on_done)) {
+        on_done_(std::move(on_done)),
+        speed_(config.compute_jitter, seed) {
     // Servers spread evenly over the hosts (and so over the leaves); the rest are workers.
     const int servers = std::clamp(config.servers, 1, hosts - 1);
     std::vector<bool> is_server(static_cast<std::size_t>(hosts), false);
@@ -41,7 +42,10 @@ class ParameterServerJob : public TrainingJob {
   }
 
   void start() override {
-    for (std::size_t w = 0; w < workers_.size(); ++w) forward_layer(w, 0);
+    for (std::size_t w = 0; w < workers_.size(); ++w) {
+      workers_[w].speed = speed_.draw();
+      forward_layer(w, 0);
+    }
   }
 
   TrainingResult result() const override {
@@ -60,6 +64,7 @@ class ParameterServerJob : public TrainingJob {
     int host = 0;
     int iteration = 0;  // backward passes completed
     int waiting_on = -1;
+    double speed = 1.0;  // this iteration's compute-time factor
     std::vector<int> pulled;
     std::vector<ns3::Time> forward_end;
   };
@@ -110,7 +115,8 @@ class ParameterServerJob : public TrainingJob {
       }
       pulled -= needed;
     }
-    ns3::Simulator::Schedule(forward_[layer], &ParameterServerJob::forward_done, this, w, layer);
+    ns3::Simulator::Schedule(forward_[layer] * worker.speed, &ParameterServerJob::forward_done,
+                             this, w, layer);
   }
 
   void forward_done(std::size_t w, int layer) {
@@ -128,7 +134,7 @@ class ParameterServerJob : public TrainingJob {
   }
 
   void backward_layer(std::size_t w, int layer) {
-    const ns3::Time compute = forward_[layer] * config_.backward_factor;
+    const ns3::Time compute = forward_[layer] * (config_.backward_factor * workers_[w].speed);
     ns3::Simulator::Schedule(compute, &ParameterServerJob::backward_done, this, w, layer);
   }
 
@@ -149,6 +155,7 @@ class ParameterServerJob : public TrainingJob {
       backward_layer(w, layer - 1);
     } else {
       ++worker.iteration;
+      worker.speed = speed_.draw();
       forward_layer(w, 0);
     }
   }
@@ -185,6 +192,7 @@ class ParameterServerJob : public TrainingJob {
   std::vector<ns3::Time> forward_;
   MessageTransport& transport_;
   std::function<void()> on_done_;
+  ComputeSpeed speed_;
   std::vector<int> servers_;
   std::vector<Worker> workers_;
   std::vector<Slice> slices_;
@@ -198,8 +206,10 @@ class ParameterServerJob : public TrainingJob {
 std::unique_ptr<TrainingJob> make_parameter_server_job(const WorkloadConfig& config,
                                                        const ModelProfile& model, int hosts,
                                                        MessageTransport& transport,
+                                                       std::uint64_t seed,
                                                        std::function<void()> on_done) {
-  return std::make_unique<ParameterServerJob>(config, model, hosts, transport, std::move(on_done));
+  return std::make_unique<ParameterServerJob>(config, model, hosts, transport, seed,
+                                              std::move(on_done));
 }
 
 }  // namespace dlcp::sim

@@ -15,12 +15,13 @@ namespace {
 class RingAllReduceJob : public TrainingJob {
  public:
   RingAllReduceJob(const WorkloadConfig& config, const ModelProfile& model, int hosts,
-                   MessageTransport& transport, std::function<void()> on_done)
+                   MessageTransport& transport, std::uint64_t seed, std::function<void()> on_done)
       : config_(config),
         num_layers_(static_cast<int>(model.layers.size())),
         forward_(forward_times(config, model)),
         transport_(transport),
         on_done_(std::move(on_done)),
+        speed_(config.compute_jitter, seed),
         workers_(static_cast<std::size_t>(hosts)) {
     const auto limit =
         static_cast<std::uint64_t>(static_cast<double>(config.bucket_bytes) * config.size_scale);
@@ -66,12 +67,14 @@ class RingAllReduceJob : public TrainingJob {
     std::array<std::vector<std::vector<bool>>, 2> received;
     std::array<std::vector<int>, 2> received_count;
     std::vector<ns3::Time> forward_end;
+    double speed = 1.0;  // this iteration's compute-time factor
   };
 
   void start_forward(std::size_t w) {
+    workers_[w].speed = speed_.draw();
     ns3::Time total;
     for (const ns3::Time& t : forward_) total += t;
-    ns3::Simulator::Schedule(total, &RingAllReduceJob::forward_done, this, w);
+    ns3::Simulator::Schedule(total * workers_[w].speed, &RingAllReduceJob::forward_done, this, w);
   }
 
   void forward_done(std::size_t w) {
@@ -85,7 +88,7 @@ class RingAllReduceJob : public TrainingJob {
   }
 
   void backward_layer(std::size_t w, int layer) {
-    ns3::Simulator::Schedule(forward_[layer] * config_.backward_factor,
+    ns3::Simulator::Schedule(forward_[layer] * (config_.backward_factor * workers_[w].speed),
                              &RingAllReduceJob::backward_done, this, w, layer);
   }
 
@@ -151,6 +154,7 @@ class RingAllReduceJob : public TrainingJob {
   std::vector<ns3::Time> forward_;
   MessageTransport& transport_;
   std::function<void()> on_done_;
+  ComputeSpeed speed_;
   std::vector<Worker> workers_;
   std::vector<Bucket> buckets_;
   int steps_ = 0;
@@ -162,8 +166,10 @@ class RingAllReduceJob : public TrainingJob {
 std::unique_ptr<TrainingJob> make_ring_allreduce_job(const WorkloadConfig& config,
                                                      const ModelProfile& model, int hosts,
                                                      MessageTransport& transport,
+                                                     std::uint64_t seed,
                                                      std::function<void()> on_done) {
-  return std::make_unique<RingAllReduceJob>(config, model, hosts, transport, std::move(on_done));
+  return std::make_unique<RingAllReduceJob>(config, model, hosts, transport, seed,
+                                            std::move(on_done));
 }
 
 }  // namespace dlcp::sim

@@ -107,6 +107,10 @@ std::string invalid_setting(const ScenarioConfig& s) {
   }
   if (!(w.size_scale > 0 && w.size_scale <= 1)) return "--size-scale must lie in (0, 1]";
   if (!(w.loss_budget >= 0 && w.loss_budget < 0.5)) return "--budget must lie in [0, 0.5)";
+  // A factor of 0 or less would make compute take no time or run backwards.
+  if (!(w.compute_jitter >= 0 && w.compute_jitter < 1)) {
+    return "--compute-jitter must lie in [0, 1)";
+  }
   // Above about 95% of every host's link the Poisson background alone never drains.
   if (!(s.background.load >= 0 && s.background.load <= 0.95)) return "--load must lie in [0, 0.95]";
   // Below a microsecond is below the clock granularity; above a second no flow would finish.
@@ -151,6 +155,7 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"iterations\":" << w.iterations << ",\"size_scale\":" << json::number(w.size_scale)
       << ",\"forward_ms_full_size\":" << json::number(w.forward_ms)
       << ",\"backward_factor\":" << json::number(w.backward_factor)
+      << ",\"compute_jitter\":" << json::number(w.compute_jitter)
       << ",\"loss_budget\":" << json::number(w.loss_budget)
       << ",\"protected_share\":" << json::number(s.policy.protected_share()) << ",\"background\":"
       << json::quote(s.background.sizes == FlowSizes::kWebSearch ? "web_search" : "data_mining")

@@ -10,13 +10,24 @@ TrainingResult training_result(int iterations,
   TrainingResult r;
   r.iterations_expected = iterations;
   r.iterations_finished = iterations;
+  std::vector<double> sums;
+  std::vector<int> counts;
   for (const auto* ends : forward_ends) {
     const int done = std::max(0, static_cast<int>(ends->size()) - 1);
     r.iterations_finished = std::min(r.iterations_finished, done);
     for (std::size_t k = 1; k < ends->size(); ++k) {
-      r.iteration_ms.push_back(((*ends)[k] - (*ends)[k - 1]).GetSeconds() * 1e3);
+      const double ms = ((*ends)[k] - (*ends)[k - 1]).GetSeconds() * 1e3;
+      r.iteration_ms.push_back(ms);
+      if (sums.size() < k) {
+        sums.resize(k, 0.0);
+        counts.resize(k, 0);
+      }
+      sums[k - 1] += ms;
+      ++counts[k - 1];
     }
   }
+  for (std::size_t k = 0; k < sums.size(); ++k)
+    r.mean_ms_by_iteration.push_back(sums[k] / counts[k]);
   return r;
 }
 
@@ -28,6 +39,11 @@ std::vector<ns3::Time> forward_times(const WorkloadConfig& config, const ModelPr
     times.push_back(ns3::NanoSeconds(static_cast<std::int64_t>(total_ms * share * 1e6)));
   }
   return times;
+}
+
+double ComputeSpeed::draw() {
+  if (spread_ == 0.0) return 1.0;
+  return std::uniform_real_distribution<double>(1.0 - spread_, 1.0 + spread_)(rng_);
 }
 
 std::uint64_t scaled_bytes(const WorkloadConfig& config, std::uint64_t params) {

@@ -1,0 +1,102 @@
+"""sim/flows.py's statistics on fixed inputs: nearest-rank percentiles, server intake, bursts."""
+
+import os
+import tempfile
+import unittest
+
+import flows
+
+HEADER = "kind,phase,src,dst,bytes,layer,posted_us,finished_us\n"
+
+
+def push(src, dst, size, layer, posted, fct=10.0):
+    return {"phase": "push", "src": src, "dst": dst, "bytes": size, "layer": layer,
+            "posted": posted, "fct": fct}
+
+
+class PercentileTest(unittest.TestCase):
+    def test_nearest_rank(self):
+        values = list(range(1, 101))
+        self.assertEqual(flows.percentile(values, 99), 99)
+        self.assertEqual(flows.percentile(values, 50), 50)
+        self.assertEqual(flows.percentile(values, 100), 100)
+
+    def test_small_samples_take_the_top_rank(self):
+        self.assertEqual(flows.percentile([3.0, 7.0], 99), 7.0)
+        self.assertEqual(flows.percentile([5.0], 1), 5.0)
+
+
+class ServerLoadsTest(unittest.TestCase):
+    def test_bytes_per_iteration(self):
+        # Two workers, two iterations; server 9 takes 300 bytes per iteration, server 8 takes 100.
+        pushes = []
+        for iteration in range(2):
+            t = 1000.0 * iteration
+            pushes += [push(1, 9, 100, 0, t), push(2, 9, 50, 1, t), push(2, 9, 150, 2, t),
+                       push(1, 8, 100, 3, t)]
+        loads, iterations = flows.server_loads(pushes)
+        self.assertEqual(iterations, 2)
+        self.assertEqual(loads, {9: 300.0, 8: 100.0})
+
+    def test_equal_slices_of_one_layer_do_not_double_the_iterations(self):
+        # One layer cut into two equal slices that both went to server 9, over three iterations,
+        # plus two other slices: the usual count per key is 3, not 6.
+        pushes = []
+        for iteration in range(3):
+            pushes += [push(1, 9, 64, 5, iteration), push(1, 9, 64, 5, iteration),
+                       push(1, 9, 10, 6, iteration), push(1, 8, 20, 7, iteration)]
+        loads, iterations = flows.server_loads(pushes)
+        self.assertEqual(iterations, 3)
+        self.assertEqual(loads[9], 138.0)
+
+    def test_no_pushes(self):
+        pull = dict(push(1, 9, 100, 0, 0.0), phase="pull")
+        self.assertEqual(flows.server_loads([pull]), ({}, 0))
+
+
+class LargestBurstsTest(unittest.TestCase):
+    def test_window_counts_pushes_posted_together(self):
+        pushes = [push(w, 9, 10, 0, 100.0) for w in range(4)]  # four at once
+        pushes += [push(w, 9, 10, 1, 140.0) for w in range(3)]  # three more 40 us later
+        pushes += [push(w, 9, 10, 2, 300.0) for w in range(5)]  # five, alone
+        pushes += [push(w, 8, 10, 3, 100.0) for w in range(2)]
+        self.assertEqual(flows.largest_bursts(pushes, 50.0), {9: 7, 8: 2})
+        self.assertEqual(flows.largest_bursts(pushes, 39.0), {9: 5, 8: 2})
+        self.assertEqual(flows.largest_bursts(pushes, 0.0), {9: 5, 8: 2})
+
+    def test_window_edge_is_inclusive(self):
+        pushes = [push(1, 9, 10, 0, 0.0), push(2, 9, 10, 0, 50.0), push(3, 9, 10, 0, 100.5)]
+        self.assertEqual(flows.largest_bursts(pushes, 50.0), {9: 2})
+
+    def test_pulls_are_not_counted(self):
+        pull = dict(push(9, 1, 100, 0, 0.0), phase="pull")
+        self.assertEqual(flows.largest_bursts([pull], 50.0), {})
+
+
+class ReadTest(unittest.TestCase):
+    def write(self, text):
+        f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+        self.addCleanup(os.unlink, f.name)
+        f.write(text)
+        f.close()
+        return f.name
+
+    def test_kinds_and_completion_times(self):
+        path = self.write(HEADER + "gradient,push,3,9,4096,12,100.5,350.5\n"
+                          "background,-,1,2,1000,0,10,20\n")
+        gradient = flows.read(path)
+        self.assertEqual(len(gradient), 1)
+        self.assertEqual(gradient[0]["fct"], 250.0)
+        self.assertEqual(gradient[0]["posted"], 100.5)
+        self.assertEqual((gradient[0]["src"], gradient[0]["dst"]), (3, 9))
+        self.assertEqual(len(flows.read(path, "background")), 1)
+
+    def test_other_files_are_refused(self):
+        with self.assertRaises(SystemExit):
+            flows.read(self.write("a,b\n1,2\n"))
+        with self.assertRaises(SystemExit):
+            flows.read(self.write(HEADER))  # no gradient flows
+
+
+if __name__ == "__main__":
+    unittest.main()
