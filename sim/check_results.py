@@ -135,8 +135,9 @@ def check_flow_file(path, result):
     """--flows wrote every finished flow, and its times give the summary's statistics."""
     if not os.path.exists(path):
         fail(f"--flows wrote no flow file {path}")
-    for kind in ("gradient", "background"):
-        fcts = sorted(f["fct"] for f in flows.read(path, kind))
+    by_kind = {kind: flows.read(path, kind) for kind in ("gradient", "background")}
+    for kind, kept in by_kind.items():
+        fcts = sorted(f["fct"] for f in kept)
         if len(fcts) != result[f"{kind}_fct_us"]["count"]:
             fail(f"{path}: {len(fcts)} {kind} flows, the summary counts "
                  f"{result[kind + '_fct_us']['count']}")
@@ -145,7 +146,7 @@ def check_flow_file(path, result):
                                      abs_tol=0.01):
             fail(f"{path}: {kind} p99 {p99} us, the summary says "
                  f"{result[kind + '_fct_us']['p99']} us")
-    gradient = flows.read(path)
+    gradient = by_kind["gradient"]
     phases = {f["phase"] for f in gradient}
     pushes = sum(f["phase"] == "push" for f in gradient)
     if phases != {"push", "pull"} or 2 * pushes != result["gradient_fct_us"]["count"]:
