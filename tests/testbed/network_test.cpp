@@ -12,10 +12,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "background.hpp"
 #include "switch_counters.hpp"
@@ -25,29 +28,63 @@
 namespace dlcp::testbed {
 namespace {
 
-// Sends `count` UDP datagrams of 1000 bytes from inside a namespace, paced at about 20k/s
-// (no connection that the loss could break, unlike iperf3's control channel).
-void send_udp_from(const std::string& ns, const std::string& destination, int count) {
+// A UDP flow sent from inside a namespace at a steady rate, with no connection that loss could
+// break (unlike iperf3's control channel). A sender that was starved of CPU skips the slots it
+// missed instead of sending them in one burst, as iperf3 does to restore its average rate: such
+// a burst overflows even a strict-priority queue, and made the priority test fail on a busy
+// machine (five 100 ms stalls of the urgent iperf3 sender cost it 16-18% of its packets).
+struct PacedUdp {
+  std::string destination;
+  int packets = 0;  // slots at `mbit`; the flow lasts packets / rate
+  int payload_bytes = 1000;
+  double mbit = 160;
+  int tos = 0;
+};
+
+pid_t start_paced_udp(const std::string& ns, const PacedUdp& flow) {
+  // Allocated before the fork: the child of a threaded process should not allocate.
+  const std::string ns_path = "/run/netns/" + ns;
+  const std::vector<char> payload(static_cast<std::size_t>(flow.payload_bytes));
   const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    const int ns_fd = ::open(("/run/netns/" + ns).c_str(), O_RDONLY);
-    if (ns_fd < 0 || ::setns(ns_fd, CLONE_NEWNET) != 0) _exit(2);
-    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_port = htons(9);
-    ::inet_pton(AF_INET, destination.c_str(), &to.sin_addr);
-    char payload[1000] = {};
-    for (int i = 0; i < count; ++i) {
-      ::sendto(fd, payload, sizeof payload, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
-      if (i % 20 == 0) ::usleep(1000);
+  if (child != 0) return child;
+  const int ns_fd = ::open(ns_path.c_str(), O_RDONLY);
+  if (ns_fd < 0 || ::setns(ns_fd, CLONE_NEWNET) != 0) _exit(2);
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0 || ::setsockopt(fd, IPPROTO_IP, IP_TOS, &flow.tos, sizeof flow.tos) != 0) _exit(3);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(9);  // discard
+  if (::inet_pton(AF_INET, flow.destination.c_str(), &to.sin_addr) != 1) _exit(4);
+  const double per_second = flow.mbit * 1e6 / 8 / flow.payload_bytes;
+  // Catches up at most 128 KB (3.4 ms of slots at 300 Mbit/s): a scheduler's usual delays, in a
+  // burst that fits in half a protected queue's buffer.
+  const int max_batch = std::max(1, 128'000 / flow.payload_bytes);
+  const auto start = std::chrono::steady_clock::now();
+  for (int next = 0; next < flow.packets;) {
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    const int due = std::min(flow.packets, static_cast<int>(elapsed.count() * per_second) + 1);
+    next = std::max(next, due - max_batch);  // skip the slots of a longer stall
+    for (; next < due; ++next) {
+      if (::sendto(fd, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to),
+                   sizeof to) < 0 &&
+          errno != ENOBUFS) {
+        _exit(5);
+      }
     }
-    _exit(0);
+    ::usleep(100);
   }
+  _exit(0);
+}
+
+// Whether a sender started above ran to its end.
+bool sender_finished(pid_t child) {
   int status = 0;
-  ::waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return child > 0 && ::waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+         WEXITSTATUS(status) == 0;
+}
+
+void send_udp_from(const std::string& ns, const std::string& destination, int count) {
+  EXPECT_TRUE(sender_finished(start_paced_udp(ns, {.destination = destination, .packets = count})));
 }
 
 class Network : public ::testing::Test {
@@ -78,25 +115,23 @@ class Network : public ::testing::Test {
     return ours;
   }
 
-  // A paced UDP flow from `from` to an address, with the given TOS byte, for `seconds`.
-  void udp(int from, const std::string& to, int port, int mbit, int tos, double seconds) {
-    run_checked(runner_, {"ip", "netns", "exec", host_namespace(options_, from), "iperf3", "-c", to,
-                          "-p", std::to_string(port), "-u", "-b", std::to_string(mbit) + "M", "-l",
-                          "8000", "-S", std::to_string(tos), "-t", std::to_string(seconds)});
-  }
   void server(int host, int port) {
     run_checked(runner_, {"ip", "netns", "exec", host_namespace(options_, host), "iperf3", "-s",
                           "-D", "-p", std::to_string(port)});
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  // Two paced 300 Mbit/s UDP flows from hosts 0 and 1 into host 2's 400 Mbit/s port on spine 0,
-  // with the given TOS bytes; returns that port's queue counters.
+  // Two paced 300 Mbit/s UDP flows of 8000-byte datagrams from hosts 0 and 1 into host 2's
+  // 400 Mbit/s port on spine 0 for 3 s, with the given TOS bytes; returns that port's queue
+  // counters.
   std::vector<QueueStats> overload_port(const Testbed& testbed, int first_tos, int second_tos) {
-    server(2, 6001);
-    server(2, 6002);
-    std::thread first([&] { udp(0, spine_address(2, 0), 6001, 300, first_tos, 3); });
-    udp(1, spine_address(2, 0), 6002, 300, second_tos, 3);
-    first.join();
+    PacedUdp flow{
+        .destination = spine_address(2, 0), .packets = 14'000, .payload_bytes = 8000, .mbit = 300};
+    flow.tos = first_tos;
+    const pid_t first = start_paced_udp(host_namespace(options_, 0), flow);
+    flow.tos = second_tos;
+    const pid_t second = start_paced_udp(host_namespace(options_, 1), flow);
+    EXPECT_TRUE(sender_finished(first));
+    EXPECT_TRUE(sender_finished(second));
     return testbed.port_stats(0, 2);
   }
   const QueueStats& queue(const std::vector<QueueStats>& stats, const std::string& classid) {
@@ -175,11 +210,12 @@ TEST_F(Network, StrictPriorityAtTheSwitchEgress) {
       static_cast<double>(high.drops) / static_cast<double>(high.packets + high.drops);
   const double low_loss =
       static_cast<double>(low.drops) / static_cast<double>(low.packets + low.drops);
-  // Offered 600 into 400: strict priority puts the whole deficit on best effort. Bursts from a
-  // sender starved of CPU can still overflow the urgent queue now and then, hence the margins.
-  EXPECT_LT(high_loss, 0.2) << high.drops << " of " << high.packets + high.drops;
+  // Offered 600 into 400: strict priority puts the whole deficit on best effort (without it both
+  // would lose a third). The margin allows for the emulated switch being starved of CPU a while.
+  EXPECT_LT(high_loss, 0.1) << high.drops << " of " << high.packets + high.drops;
   EXPECT_GT(low_loss, high_loss + 0.25) << "urgent " << high_loss << ", best effort " << low_loss;
-  EXPECT_GT(high.bytes, 2 * low.bytes);
+  // Not twice best effort's share: a sender stalled by a busy machine offers less than its rate.
+  EXPECT_GT(high.bytes, low.bytes);
 }
 
 TEST_F(Network, DropEligiblePacketsGoFirst) {
