@@ -1,5 +1,6 @@
 #include "rendezvous/store_protocol.hpp"
 
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -27,7 +28,8 @@ class FrameWriter : public wire::ByteWriter {
   void string(std::string_view s) {
     u32(static_cast<std::uint32_t>(s.size()));
     const std::size_t at = grow(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) bytes()[at + i] = static_cast<std::byte>(s[i]);
+    // One block copy: values run to megabytes, and a per-byte loop crawls under sanitizers.
+    if (!s.empty()) std::memcpy(bytes().data() + at, s.data(), s.size());
   }
   void finish() {
     const std::size_t body = bytes().size() - start_ - kStoreLengthPrefixBytes;
@@ -68,8 +70,7 @@ class FrameReader {
     if (!length) return unexpected(StoreDecodeError::kTruncated);
     if (*length > limit) return unexpected(too_long);
     if (remaining() < *length) return unexpected(StoreDecodeError::kTruncated);
-    std::string s(*length, '\0');
-    for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<char>(in_[pos_ + i]);
+    std::string s(reinterpret_cast<const char*>(in_.data() + pos_), *length);
     pos_ += *length;
     return s;
   }
