@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Says where a scheme's gradient tail comes from, from a flow file of `dlcp-sim --flows`.
 
-    sim/flows.py [--link-gbps G] [--burst-us T] OUT/SCENARIO-SCHEME-flows.csv
+    sim/flows.py [--link-gbps G] [--burst-us T] [--iterations N] OUT/SCENARIO-SCHEME-flows.csv
 
 Prints, for the gradient flows:
   - completion times by phase (push, pull, reduce-scatter, all-gather), and each phase's share
     of the slowest 1%;
   - the layers the slowest 1% belong to;
+  - completion times by iteration (--iterations, the run's, 3 by default), which shows whether
+    one iteration, such as the first, lockstep one, makes the tail;
   - with a parameter server, what each server takes in per iteration (pushed bytes, payload
     only) and how long its link needs for that at line rate: a bound on the pushes' tail;
   - and how many pushes start toward one server at once (within --burst-us): the depth of the
@@ -75,6 +77,45 @@ def phase_table(flows):
     layers = collections.Counter(f["layer"] for f in tail)
     top = ", ".join(f"{layer} ({count})" for layer, count in layers.most_common(8))
     print(f"\nlayers of the slowest 1% (forward order, 0 = input side; flows): {top}")
+
+
+def iterations_of(flows, iterations):
+    """Each flow's iteration (0-based), by its rank among the flows with its phase, ends and
+    layer: a workload posts every such flow equally often in each iteration, in order."""
+    groups = collections.defaultdict(list)
+    for i, f in enumerate(flows):
+        groups[(f["phase"], f["src"], f["dst"], f["layer"])].append(i)
+    result = [0] * len(flows)
+    for key, members in groups.items():
+        if len(members) % iterations:
+            sys.exit(
+                f"{len(members)} flows of phase {key[0]} from {key[1]} to {key[2]} for layer "
+                f"{key[3]} do not split into {iterations} iterations: is --iterations the run's?"
+            )
+        members.sort(key=lambda i: flows[i]["posted"])
+        for rank, i in enumerate(members):
+            result[i] = rank * iterations // len(members)
+    return result
+
+
+def iteration_table(flows, iteration_of_flow):
+    fcts = sorted(f["fct"] for f in flows)
+    tail_from = percentile(fcts, 99)
+    by_iteration = collections.defaultdict(list)
+    for f, iteration in zip(flows, iteration_of_flow):
+        by_iteration[iteration].append(f)
+    tail = sum(1 for f in flows if f["fct"] >= tail_from)
+    print("\n| iteration | flows | FCT mean (us) | FCT p50 (us) | FCT p99 (us) | FCT max (us) "
+          "| share of the slowest 1% |")
+    print("|---|---|---|---|---|---|---|")
+    for iteration, members in sorted(by_iteration.items()):
+        values = sorted(f["fct"] for f in members)
+        slow = sum(1 for v in values if v >= tail_from)
+        print(
+            f"| {iteration + 1} | {len(values)} | {sum(values) / len(values):.0f} "
+            f"| {percentile(values, 50):.0f} | {percentile(values, 99):.0f} | {values[-1]:.0f} "
+            f"| {100.0 * slow / tail:.1f}% |"
+        )
 
 
 def server_loads(flows):
@@ -151,13 +192,20 @@ def main():
     parser.add_argument(
         "--burst-us", type=float, default=50.0, help="the window for pushes starting at once"
     )
+    parser.add_argument(
+        "--iterations", type=int, default=3, help="the run's iterations (dlcp-sim --iterations)"
+    )
     args = parser.parse_args()
+    if args.iterations < 1:
+        sys.exit("--iterations must be at least 1")
     if not args.link_gbps > 0:
         sys.exit("--link-gbps must be positive")
     if not args.burst_us >= 0:
         sys.exit("--burst-us must not be negative")
     flows = read(args.flows)
+    iteration_of_flow = iterations_of(flows, args.iterations)  # refuses a wrong count first
     phase_table(flows)
+    iteration_table(flows, iteration_of_flow)
     server_intake(flows, args.link_gbps)
     burst_table(flows, args.burst_us)
 

@@ -73,6 +73,21 @@ class LargestBurstsTest(unittest.TestCase):
         self.assertEqual(flows.largest_bursts([pull], 50.0), {})
 
 
+class IterationsTest(unittest.TestCase):
+    def test_rank_within_each_phase_ends_and_layer(self):
+        # A ring hop posts two steps per iteration: four flows over two iterations, listed out of
+        # order; a push of another layer once per iteration.
+        ring = [dict(push(1, 2, 8, 7, t), phase="reduce-scatter") for t in (30.0, 0.0, 10.0, 20.0)]
+        pushes = [push(1, 9, 8, 3, 5.0), push(1, 9, 8, 3, 25.0)]
+        self.assertEqual(flows.iterations_of(ring + pushes, 2), [1, 0, 0, 1, 0, 1])
+        self.assertEqual(flows.iterations_of(ring + pushes, 1), [0] * 6)
+
+    def test_counts_that_do_not_split_are_refused(self):
+        pushes = [push(1, 9, 8, 3, t) for t in (0.0, 1.0, 2.0)]
+        with self.assertRaises(SystemExit):
+            flows.iterations_of(pushes, 2)
+
+
 class ReadTest(unittest.TestCase):
     def write(self, text):
         f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
