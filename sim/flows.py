@@ -8,7 +8,8 @@ Prints, for the gradient flows:
     of the slowest 1%;
   - the layers the slowest 1% belong to;
   - completion times by iteration (--iterations, the run's, 3 by default), which shows whether
-    one iteration, such as the first, lockstep one, makes the tail;
+    one iteration, such as the first, lockstep one, makes the tail, and when each phase of each
+    iteration began and ended;
   - with a parameter server, what each server takes in per iteration (pushed bytes, payload
     only) and how long its link needs for that at line rate: a bound on the pushes' tail;
   - and how many pushes start toward one server at once (within --burst-us): the depth of the
@@ -118,6 +119,24 @@ def iteration_table(flows, iteration_of_flow):
         )
 
 
+def phase_spans(flows, iteration_of_flow):
+    """{(iteration, phase): (first posted, last finished)} in microseconds."""
+    spans = {}
+    for f, iteration in zip(flows, iteration_of_flow):
+        key = (iteration, f["phase"])
+        end = f["posted"] + f["fct"]
+        first, last = spans.get(key, (f["posted"], end))
+        spans[key] = (min(first, f["posted"]), max(last, end))
+    return spans
+
+
+def span_table(flows, iteration_of_flow):
+    print("\n| iteration | phase | first posted (ms) | last finished (ms) |")
+    print("|---|---|---|---|")
+    for (iteration, phase), (first, last) in sorted(phase_spans(flows, iteration_of_flow).items()):
+        print(f"| {iteration + 1} | {phase} | {first / 1e3:.1f} | {last / 1e3:.1f} |")
+
+
 def server_loads(flows):
     """Bytes each server takes in per iteration from pushes, and the iterations; ({}, 0) when
     there are no pushes."""
@@ -206,6 +225,7 @@ def main():
     iteration_of_flow = iterations_of(flows, args.iterations)  # refuses a wrong count first
     phase_table(flows)
     iteration_table(flows, iteration_of_flow)
+    span_table(flows, iteration_of_flow)
     server_intake(flows, args.link_gbps)
     burst_table(flows, args.burst_us)
 

@@ -82,6 +82,14 @@ class IterationsTest(unittest.TestCase):
         self.assertEqual(flows.iterations_of(ring + pushes, 2), [1, 0, 0, 1, 0, 1])
         self.assertEqual(flows.iterations_of(ring + pushes, 1), [0] * 6)
 
+    def test_phase_spans(self):
+        fl = [push(1, 9, 8, 3, 0.0, fct=50.0), push(2, 9, 8, 3, 10.0, fct=20.0),
+              dict(push(9, 1, 8, 3, 60.0, fct=5.0), phase="pull"),
+              push(1, 9, 8, 3, 100.0, fct=7.0)]
+        spans = flows.phase_spans(fl, [0, 0, 0, 1])
+        self.assertEqual(spans, {(0, "push"): (0.0, 50.0), (0, "pull"): (60.0, 65.0),
+                                 (1, "push"): (100.0, 107.0)})
+
     def test_counts_that_do_not_split_are_refused(self):
         pushes = [push(1, 9, 8, 3, t) for t in (0.0, 1.0, 2.0)]
         with self.assertRaises(SystemExit):
