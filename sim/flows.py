@@ -56,25 +56,34 @@ def read(path, kind="gradient"):
     return flows
 
 
-def phase_table(flows):
-    fcts = sorted(f["fct"] for f in flows)
-    tail_from = percentile(fcts, 99)
-    tail = [f for f in flows if f["fct"] >= tail_from]
-    print(f"gradient flows: {len(flows)}, p99 {tail_from:.0f} us; slowest 1%: {len(tail)} flows")
-    print("| phase | flows | FCT mean (us) | FCT p50 (us) | FCT p99 (us) | FCT max (us) "
+def fct_table(label, groups, tail_from, tail_size):
+    """One row per group: FCT statistics and the group's share of the slowest flows."""
+    print(f"| {label} | flows | FCT mean (us) | FCT p50 (us) | FCT p99 (us) | FCT max (us) "
           "| share of the slowest 1% |")
     print("|---|---|---|---|---|---|---|")
+    for name, values in groups:
+        values = sorted(values)
+        slow = sum(1 for v in values if v >= tail_from)
+        print(
+            f"| {name} | {len(values)} | {sum(values) / len(values):.0f} "
+            f"| {percentile(values, 50):.0f} | {percentile(values, 99):.0f} | {values[-1]:.0f} "
+            f"| {100.0 * slow / tail_size:.1f}% |"
+        )
+
+
+def tail_threshold(flows):
+    """The p99 FCT and the flows at or above it."""
+    tail_from = percentile(sorted(f["fct"] for f in flows), 99)
+    return tail_from, [f for f in flows if f["fct"] >= tail_from]
+
+
+def phase_table(flows):
+    tail_from, tail = tail_threshold(flows)
+    print(f"gradient flows: {len(flows)}, p99 {tail_from:.0f} us; slowest 1%: {len(tail)} flows")
     by_phase = collections.defaultdict(list)
     for f in flows:
         by_phase[f["phase"]].append(f["fct"])
-    tail_phases = collections.Counter(f["phase"] for f in tail)
-    for phase, values in sorted(by_phase.items()):
-        values.sort()
-        print(
-            f"| {phase} | {len(values)} | {sum(values) / len(values):.0f} "
-            f"| {percentile(values, 50):.0f} | {percentile(values, 99):.0f} | {values[-1]:.0f} "
-            f"| {100.0 * tail_phases[phase] / len(tail):.1f}% |"
-        )
+    fct_table("phase", sorted(by_phase.items()), tail_from, len(tail))
     layers = collections.Counter(f["layer"] for f in tail)
     top = ", ".join(f"{layer} ({count})" for layer, count in layers.most_common(8))
     print(f"\nlayers of the slowest 1% (forward order, 0 = input side; flows): {top}")
@@ -100,23 +109,12 @@ def iterations_of(flows, iterations):
 
 
 def iteration_table(flows, iteration_of_flow):
-    fcts = sorted(f["fct"] for f in flows)
-    tail_from = percentile(fcts, 99)
+    tail_from, tail = tail_threshold(flows)
     by_iteration = collections.defaultdict(list)
     for f, iteration in zip(flows, iteration_of_flow):
-        by_iteration[iteration].append(f)
-    tail = sum(1 for f in flows if f["fct"] >= tail_from)
-    print("\n| iteration | flows | FCT mean (us) | FCT p50 (us) | FCT p99 (us) | FCT max (us) "
-          "| share of the slowest 1% |")
-    print("|---|---|---|---|---|---|---|")
-    for iteration, members in sorted(by_iteration.items()):
-        values = sorted(f["fct"] for f in members)
-        slow = sum(1 for v in values if v >= tail_from)
-        print(
-            f"| {iteration + 1} | {len(values)} | {sum(values) / len(values):.0f} "
-            f"| {percentile(values, 50):.0f} | {percentile(values, 99):.0f} | {values[-1]:.0f} "
-            f"| {100.0 * slow / tail:.1f}% |"
-        )
+        by_iteration[iteration + 1].append(f["fct"])
+    print()
+    fct_table("iteration", sorted(by_iteration.items()), tail_from, len(tail))
 
 
 def phase_spans(flows, iteration_of_flow):
