@@ -12,6 +12,8 @@ Prints, for the gradient flows:
     iteration began and ended;
   - with a parameter server, what each server takes in per iteration (pushed bytes, payload
     only) and how long its link needs for that at line rate: a bound on the pushes' tail;
+  - with a parameter server, how long each server's pulls trail its last push in each
+    iteration, and at most how fast its link sent them meanwhile;
   - and how many pushes start toward one server at once (within --burst-us): the depth of the
     incast that TCP's synchronized timeouts come from.
 """
@@ -135,6 +137,44 @@ def span_table(flows, iteration_of_flow):
         print(f"| {iteration + 1} | {phase} | {first / 1e3:.1f} | {last / 1e3:.1f} |")
 
 
+def pull_tails(flows, iteration_of_flow):
+    """{(iteration, server): (last push finished, last pull finished, pull bytes finished after
+    the last push)}, times in microseconds, for every server that both took pushes and pulled.
+    The bytes bound what the server sent during the trail from above: a pull finishing after
+    the last push may have sent part of itself before it."""
+    last_push = {}
+    pulls = collections.defaultdict(list)
+    for f, iteration in zip(flows, iteration_of_flow):
+        end = f["posted"] + f["fct"]
+        if f["phase"] == "push":
+            key = (iteration, f["dst"])
+            last_push[key] = max(last_push.get(key, end), end)
+        elif f["phase"] == "pull":
+            pulls[(iteration, f["src"])].append((end, f["bytes"]))
+    tails = {}
+    for key, ends in pulls.items():
+        if key not in last_push:
+            continue
+        pushed = last_push[key]
+        after = sum(size for end, size in ends if end > pushed)
+        tails[key] = (pushed, max(end for end, _ in ends), after)
+    return tails
+
+
+def pull_tail_table(flows, iteration_of_flow):
+    tails = pull_tails(flows, iteration_of_flow)
+    if not tails:
+        return
+    print("\n| iteration | server | last push finished (ms) | pulls trail it by (ms) "
+          "| pull MB finished after it | at most (Gbit/s) |")
+    print("|---|---|---|---|---|---|")
+    for (iteration, server), (pushed, pulled, after) in sorted(tails.items()):
+        trail = pulled - pushed
+        rate = f"{after * 8 / (trail * 1e3):.1f}" if trail > 0 else "-"
+        print(f"| {iteration + 1} | {server} | {pushed / 1e3:.1f} | {trail / 1e3:.1f} "
+              f"| {after / 1e6:.1f} | {rate} |")
+
+
 def server_loads(flows):
     """Bytes each server takes in per iteration from pushes, and the iterations; ({}, 0) when
     there are no pushes."""
@@ -224,6 +264,7 @@ def main():
     phase_table(flows)
     iteration_table(flows, iteration_of_flow)
     span_table(flows, iteration_of_flow)
+    pull_tail_table(flows, iteration_of_flow)
     server_intake(flows, args.link_gbps)
     burst_table(flows, args.burst_us)
 

@@ -90,6 +90,19 @@ class IterationsTest(unittest.TestCase):
         self.assertEqual(spans, {(0, "push"): (0.0, 50.0), (0, "pull"): (60.0, 65.0),
                                  (1, "push"): (100.0, 107.0)})
 
+    def test_pull_tails(self):
+        # Server 9, iteration 0: pushes end at 50 us; one pull ends before (not counted), two
+        # after. Iteration 1: the pull ends before the last push. Server 8 only pulls.
+        fl = [push(1, 9, 8, 3, 0.0, fct=50.0), push(2, 9, 8, 3, 10.0, fct=20.0),
+              dict(push(9, 1, 100, 3, 20.0, fct=20.0), phase="pull"),
+              dict(push(9, 1, 300, 4, 45.0, fct=30.0), phase="pull"),
+              dict(push(9, 2, 500, 4, 60.0, fct=40.0), phase="pull"),
+              push(1, 9, 8, 3, 200.0, fct=10.0), dict(push(9, 1, 7, 3, 201.0, fct=2.0),
+                                                      phase="pull"),
+              dict(push(8, 1, 9, 3, 0.0), phase="pull")]
+        tails = flows.pull_tails(fl, [0, 0, 0, 0, 0, 1, 1, 0])
+        self.assertEqual(tails, {(0, 9): (50.0, 100.0, 800), (1, 9): (210.0, 203.0, 0)})
+
     def test_counts_that_do_not_split_are_refused(self):
         pushes = [push(1, 9, 8, 3, t) for t in (0.0, 1.0, 2.0)]
         with self.assertRaises(SystemExit):

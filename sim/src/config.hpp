@@ -35,6 +35,10 @@ struct FabricConfig {
   // Ports mark ECN on their band's queue, as commodity switches mark per egress queue; false
   // marks on the whole port (--ablate queue-marking). PIAS always marks per port.
   bool mark_per_queue = true;
+  // The policy's least urgent class (dlcp's back layers) shares the best-effort band with all
+  // the policy does not know (the background), as the library's switch plan has it; false moves
+  // that class up a band (--ablate best-effort-sharing), leaving best effort alone, last.
+  bool best_effort_shared = true;
 
   int hosts() const { return leaves * hosts_per_leaf; }
 };

@@ -7,10 +7,12 @@ namespace dlcp::sim {
 
 NS_OBJECT_ENSURE_REGISTERED(DscpPacketFilter);
 
-int band_of_dscp(const library::Policy& policy, std::uint8_t dscp) {
+int band_of_dscp(const library::Policy& policy, std::uint8_t dscp, bool share_best_effort) {
   if (dscp == policy.control_dscp()) return 0;
   const int priority_class = policy.class_of_dscp(dscp);
-  return priority_class >= 0 ? priority_class : kBestEffortBand;
+  if (priority_class < 0) return kBestEffortBand;
+  if (!share_best_effort && priority_class == kBestEffortBand) return kBestEffortBand - 1;
+  return priority_class;
 }
 
 bool is_drop_eligible(const library::Policy& policy, std::uint8_t dscp) {
@@ -33,7 +35,7 @@ std::int32_t DscpPacketFilter::DoClassify(ns3::Ptr<ns3::QueueDiscItem> item) con
   const auto ipv4_item = ns3::DynamicCast<ns3::Ipv4QueueDiscItem>(item);
   if (!ipv4_item) return PF_NO_MATCH;
   const std::uint8_t dscp = static_cast<std::uint8_t>(ipv4_item->GetHeader().GetTos() >> 2);
-  return band_of_dscp(policy_, dscp);
+  return band_of_dscp(policy_, dscp, share_best_effort_);
 }
 
 }  // namespace dlcp::sim

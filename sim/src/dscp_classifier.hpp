@@ -18,8 +18,10 @@ inline constexpr int kBands = library::kPriorityClasses;
 inline constexpr int kBestEffortBand = kBands - 1;
 
 // The band of a DSCP: control -> 0, a dlcp data codepoint -> its class, anything else ->
-// kBestEffortBand.
-int band_of_dscp(const library::Policy& policy, std::uint8_t dscp);
+// kBestEffortBand. With share_best_effort off (an experiment, --ablate best-effort-sharing),
+// the policy's least urgent class moves up into the band above, so that best effort has
+// kBestEffortBand to itself and can never delay a packet of the policy.
+int band_of_dscp(const library::Policy& policy, std::uint8_t dscp, bool share_best_effort = true);
 
 // True when the DSCP is a drop-eligible data codepoint of the policy.
 bool is_drop_eligible(const library::Policy& policy, std::uint8_t dscp);
@@ -27,12 +29,16 @@ bool is_drop_eligible(const library::Policy& policy, std::uint8_t dscp);
 class DscpPacketFilter : public ns3::Ipv4PacketFilter {
  public:
   static ns3::TypeId GetTypeId();
-  void set_policy(const library::Policy& policy) { policy_ = policy; }
+  void set_policy(const library::Policy& policy, bool share_best_effort) {
+    policy_ = policy;
+    share_best_effort_ = share_best_effort;
+  }
 
  private:
   std::int32_t DoClassify(ns3::Ptr<ns3::QueueDiscItem> item) const override;
 
   library::Policy policy_;
+  bool share_best_effort_ = true;
 };
 
 }  // namespace dlcp::sim

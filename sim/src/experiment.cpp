@@ -97,6 +97,7 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme,
   ports.ecn_marking = uses_dctcp(scheme);
   ports.mark_per_band = scenario.fabric.mark_per_queue && scheme != Scheme::kPias;
   ports.evict_lower_priority = scheme == Scheme::kPfabric;
+  ports.share_best_effort = scenario.fabric.best_effort_shared;
   Topology topology = build_topology(scenario.fabric, scenario.policy, ports, scenario.seed);
   const int hosts = scenario.fabric.hosts();
 

@@ -46,7 +46,9 @@ void usage(std::ostream& out) {
          "[1 - X, 1 + X] (default 0: the workers compute in lockstep)\n"
          "--ablate LIST turns off, comma-separated: ecn (dlcp's packets not ECN-capable),\n"
          "precedence (no dlcp packet drop-eligible), queue-marking (ports mark per port),\n"
-         "receiver-share (dlcp's receivers offer no fair share; senders pace by feedback only)\n"
+         "receiver-share (dlcp's receivers offer no fair share; senders pace by feedback only),\n"
+         "best-effort-sharing (the policy's least urgent class moves up a band, leaving best\n"
+         "effort alone in the lowest)\n"
          "--flows also writes every finished flow to <out>/<scenario>-<scheme>-flows.csv\n"
          "--merge FILE keeps the other schemes' results from an earlier run's FILE (same\n"
          "scenario, configuration and model revision) and re-runs only --schemes\n"
@@ -178,9 +180,12 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
           s.fabric.mark_per_queue = false;
         } else if (name == "receiver-share") {
           s.dlcp.receiver_share = false;
+        } else if (name == "best-effort-sharing") {
+          s.fabric.best_effort_shared = false;
         } else {
-          die("--ablate takes ecn, precedence, queue-marking and receiver-share, not '" + name +
-              "'");
+          die("--ablate takes ecn, precedence, queue-marking, receiver-share and "
+              "best-effort-sharing, not '" +
+              name + "'");
         }
       }
     } else if (flag == "--slicing") {

@@ -134,6 +134,8 @@ std::string scenario_json(const ScenarioConfig& s) {
   std::ostringstream out;
   const FabricConfig& f = s.fabric;
   const WorkloadConfig& w = s.workload;
+  // Written only when changed, so that documents from before the option still merge.
+  const std::string best_effort = f.best_effort_shared ? "" : ",\"best_effort_shared\":false";
   out << "{\"hosts\":" << f.hosts() << ",\"leaves\":" << f.leaves
       << ",\"hosts_per_leaf\":" << f.hosts_per_leaf << ",\"spines\":" << f.spines
       << ",\"host_link_gbps\":" << json::number(f.host_link_gbps)
@@ -143,7 +145,7 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"drop_eligible_share\":" << json::number(f.drop_eligible_share)
       << ",\"ecn_mark_bytes_per_100g\":" << f.ecn_mark_bytes_per_100g
       << ",\"gray_loss\":" << json::number(f.gray_loss)
-      << ",\"mark_per_queue\":" << (f.mark_per_queue ? "true" : "false")
+      << ",\"mark_per_queue\":" << (f.mark_per_queue ? "true" : "false") << best_effort
       << ",\"dlcp_ecn_capable\":" << (s.dlcp.ecn_capable ? "true" : "false")
       << ",\"dlcp_drop_precedence\":" << (s.dlcp.drop_precedence ? "true" : "false")
       << ",\"dlcp_receiver_share\":" << (s.dlcp.receiver_share ? "true" : "false")

@@ -20,6 +20,7 @@ struct PortLimits {
   std::uint32_t drop_eligible = 0;
   std::uint32_t mark = 0;  // 0 = no marking
   bool mark_per_band = true;
+  bool share_best_effort = true;
 };
 
 PortLimits switch_port_limits(const FabricConfig& fabric, const PortBehaviour& behaviour,
@@ -32,6 +33,7 @@ PortLimits switch_port_limits(const FabricConfig& fabric, const PortBehaviour& b
     limits.mark = static_cast<std::uint32_t>(fabric.ecn_mark_bytes_per_100g * scale);
   }
   limits.mark_per_band = behaviour.mark_per_band;
+  limits.share_best_effort = behaviour.share_best_effort;
   return limits;
 }
 
@@ -48,7 +50,8 @@ ns3::Ptr<DropPrecedenceQueueDisc> install_port(ns3::Ptr<ns3::NetDevice> device,
   ns3::QueueDiscContainer installed = helper.Install(device);
   auto port = ns3::DynamicCast<DropPrecedenceQueueDisc>(installed.Get(0));
   port->set_policy(policy);
-  ns3::DynamicCast<DscpPacketFilter>(port->GetPacketFilter(0))->set_policy(policy);
+  ns3::DynamicCast<DscpPacketFilter>(port->GetPacketFilter(0))
+      ->set_policy(policy, limits.share_best_effort);
   return port;
 }
 
@@ -114,7 +117,7 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
   // own NIC grows its window up to the socket buffer: megabytes of standing queue in front of
   // every other packet of that band.
   const PortLimits host_nic{fabric.host_buffer_bytes, fabric.host_buffer_bytes, leaf_down.mark,
-                            leaf_down.mark_per_band};
+                            leaf_down.mark_per_band, leaf_down.share_best_effort};
   const PortLimits fabric_port = switch_port_limits(fabric, behaviour, fabric.fabric_link_gbps);
 
   auto fabric_map = std::make_shared<FabricMap>();

@@ -20,6 +20,9 @@ struct PortBehaviour {
   // mark_per_queue; PIAS's authors chose per-port marking for PIAS, which it keeps).
   bool mark_per_band = true;
   bool evict_lower_priority = false;  // pFabric-like
+  // The policy's least urgent class shares the best-effort band (FabricConfig's
+  // best_effort_shared).
+  bool share_best_effort = true;
 };
 
 struct Topology {
