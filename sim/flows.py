@@ -10,10 +10,10 @@ Prints, for the gradient flows:
   - completion times by iteration (--iterations, the run's, 3 by default), which shows whether
     one iteration, such as the first, lockstep one, makes the tail, and when each phase of each
     iteration began and ended;
-  - with a parameter server, what each server takes in per iteration (pushed bytes, payload
-    only) and how long its link needs for that at line rate: a bound on the pushes' tail;
   - with a parameter server, how long each server's pulls trail its last push in each
     iteration, and at most how fast its link sent them meanwhile;
+  - with a parameter server, what each server takes in per iteration (pushed bytes, payload
+    only) and how long its link needs for that at line rate: a bound on the pushes' tail;
   - and how many pushes start toward one server at once (within --burst-us): the depth of the
     incast that TCP's synchronized timeouts come from.
 """
