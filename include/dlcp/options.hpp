@@ -45,10 +45,11 @@ struct RateControlOptions {
   double congestion_loss = 0.1;
   int hold_intervals = 2;
   // What this host can take in, shared fairly among the peers sending to it: each is offered
-  // receive_rate / (peers that sent in the last feedback interval) and paces at no more, so an
-  // incast fills the receiver's link instead of overflowing its switch port. 0 = the link speed
-  // of the hardware NICs the data sockets are bound to (summed over distinct NICs), or max_rate
-  // where there is none (loopback, a wildcard bind, virtual devices such as a container's veth).
+  // receive_rate / (peers heard within the last feedback interval, or part-way through a message
+  // and heard within two packet gaps at their share) and paces at no more, so an incast fills the
+  // receiver's link instead of overflowing its switch port. 0 = the link speed of the hardware
+  // NICs the data sockets are bound to (summed over distinct NICs), or max_rate where there is
+  // none (loopback, a wildcard bind, virtual devices such as a container's veth).
   // TransportCounters::receive_rate_bytes_per_s says which was used.
   double receive_rate = 0.0;
 

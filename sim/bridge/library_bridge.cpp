@@ -80,6 +80,20 @@ double paced_rate(double controller_rate, double offered_rate, double min_rate) 
   return dlcp::transport::paced_rate(controller_rate, offered_rate, min_rate);
 }
 
+std::int64_t sending_window_ns(std::int64_t feedback_interval_ns, double receive_rate,
+                               std::size_t counted_senders, std::uint64_t datagram_bytes) {
+  return dlcp::transport::sending_window(dlcp::Duration(feedback_interval_ns), receive_rate,
+                                         counted_senders, datagram_bytes)
+      .count();
+}
+
+bool counts_as_sender(std::int64_t since_last_packet_ns, bool mid_round,
+                      std::int64_t feedback_interval_ns, std::int64_t sending_window_ns) {
+  return dlcp::transport::counts_as_sender(dlcp::Duration(since_last_packet_ns), mid_round,
+                                           dlcp::Duration(feedback_interval_ns),
+                                           dlcp::Duration(sending_window_ns));
+}
+
 std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t loss_budget_ppm) {
   return dlcp::policy::allowed_missing_entries(total_entries, loss_budget_ppm);
 }

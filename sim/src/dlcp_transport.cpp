@@ -61,6 +61,7 @@ struct DlcpTransport::OutMessage {
   std::uint32_t protected_received = 0;
   std::uint64_t received_entries = 0;
   bool settled = false;
+  bool mid_round = false;  // the receiver got packets since the sender's last RoundFinished
   ns3::Time last_arrival;
   ns3::Time last_stop;
   std::uint32_t report_round = 0;
@@ -96,6 +97,8 @@ struct DlcpTransport::Host {
     std::uint64_t ce = 0;
     std::uint64_t highest_counter = 0;
     std::uint64_t counter_at_report = 0;
+    ns3::Time last_arrival = ns3::Time::Min();
+    int messages_mid_round = 0;
   };
 
   int index = 0;
@@ -110,6 +113,7 @@ struct DlcpTransport::Host {
   std::unordered_map<int, Peer> peers;
   std::map<int, Source> sources;
   ns3::EventId feedback_event;
+  std::size_t counted_senders = 0;  // at the last report: the share the offers in force give
 };
 
 DlcpTransport::DlcpTransport(const Topology& topology, const library::Policy& policy,
@@ -140,6 +144,10 @@ DlcpTransport::DlcpTransport(const Topology& topology, const library::Policy& po
 }
 
 DlcpTransport::~DlcpTransport() = default;
+
+std::uint64_t DlcpTransport::full_packet() const {
+  return payload_bytes_ + kDlcpHeaderBytes + kIpUdpHeaderBytes;
+}
 
 std::uint64_t DlcpTransport::entries_of(const OutMessage& message, std::uint32_t seq) const {
   return (seq + 1 == message.packets ? message.last_payload : payload_bytes_) / 4;
@@ -195,9 +203,8 @@ void DlcpTransport::send(const Message& message, Delivered on_delivered) {
     peer.rate = std::make_unique<library::RateController>(line_rate_bytes(), min_rate_bytes(),
                                                           line_rate_bytes());
     // Paced in wire bytes, a full packet being the datagram, like the rate itself.
-    const std::uint64_t full_packet = payload_bytes_ + kDlcpHeaderBytes + kIpUdpHeaderBytes;
     peer.pacer = std::make_unique<library::Pacer>(
-        line_rate_bytes(), full_packet,
+        line_rate_bytes(), full_packet(),
         static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0),
         ns3::Simulator::Now().GetNanoSeconds());
   }
@@ -371,6 +378,7 @@ void DlcpTransport::on_data_readable(ns3::Ptr<ns3::Socket> socket) {
     Host& host = *hosts_[static_cast<std::size_t>(m.message.dst)];
     auto& source = host.sources[m.message.src];
     source.bytes += packet->GetSize();
+    source.last_arrival = ns3::Simulator::Now();
     ++source.packets;
     if (ce) ++source.ce;
     source.highest_counter = std::max(source.highest_counter, tag.peer_counter);
@@ -384,9 +392,20 @@ void DlcpTransport::on_data_readable(ns3::Ptr<ns3::Socket> socket) {
 
 void DlcpTransport::send_feedback(int host_index) {
   Host& host = *hosts_[static_cast<std::size_t>(host_index)];
-  const auto senders =
-      static_cast<std::size_t>(std::count_if(host.sources.begin(), host.sources.end(),
-                                             [](const auto& s) { return s.second.packets > 0; }));
+  // Counted as the library's engine counts them (transport::counts_as_sender).
+  const std::int64_t now = ns3::Simulator::Now().GetNanoSeconds();
+  const auto interval = static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0);
+  const std::int64_t window =
+      library::sending_window_ns(interval, line_rate_bytes(), host.counted_senders, full_packet());
+  std::size_t senders = 0;
+  for (const auto& [sender, source] : host.sources) {
+    if (source.last_arrival == ns3::Time::Min()) continue;
+    if (library::counts_as_sender(now - source.last_arrival.GetNanoSeconds(),
+                                  source.messages_mid_round > 0, interval, window)) {
+      ++senders;
+    }
+  }
+  host.counted_senders = senders;
   const double offered =
       config_.receiver_share ? library::offered_share(line_rate_bytes(), senders) : 0.0;
   for (auto& [sender, source] : host.sources) {
@@ -417,6 +436,7 @@ void DlcpTransport::on_data(std::uint32_t message, std::uint32_t seq) {
     return;
   }
   m.last_arrival = ns3::Simulator::Now();
+  set_mid_round(m, true);
   if (m.got[seq]) return;
   m.got[seq] = 1;
   ++m.received;
@@ -428,7 +448,15 @@ void DlcpTransport::on_data(std::uint32_t message, std::uint32_t seq) {
   }
 }
 
+void DlcpTransport::set_mid_round(OutMessage& m, bool mid_round) {
+  if (m.mid_round == mid_round) return;
+  m.mid_round = mid_round;
+  auto& source = hosts_[static_cast<std::size_t>(m.message.dst)]->sources[m.message.src];
+  source.messages_mid_round += mid_round ? 1 : -1;
+}
+
 void DlcpTransport::settle(OutMessage& m) {
+  set_mid_round(m, false);
   m.settled = true;
   m.report.Cancel();
   ++counters_.messages_settled;
@@ -458,6 +486,7 @@ void DlcpTransport::on_round_finished(const ControlMessage& control) {
     send_stop(m);
     return;
   }
+  set_mid_round(m, false);
   if (control.round != m.report_round || m.round_finished_at == ns3::Time()) {
     m.round_finished_at = ns3::Simulator::Now();  // the first RoundFinished of this round
   }

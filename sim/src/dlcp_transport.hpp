@@ -73,6 +73,7 @@ class DlcpTransport : public MessageTransport {
   void on_round_finished(const ControlMessage& control);
   void maybe_report(std::uint32_t message);
   void settle(OutMessage& message);
+  void set_mid_round(OutMessage& message, bool mid_round);
   void send_stop(OutMessage& message);
   void send_feedback(int host);
 
@@ -81,6 +82,8 @@ class DlcpTransport : public MessageTransport {
   // shares among its senders. A sender never drops below a thousandth of it.
   double line_rate_bytes() const { return topology_.host_rate_bps / 8.0; }
   double min_rate_bytes() const { return line_rate_bytes() / 1000.0; }
+  // A full data packet on the wire (the datagram), in which the pacers and rates count.
+  std::uint64_t full_packet() const;
 
   const Topology& topology_;
   library::Policy policy_;

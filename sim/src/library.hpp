@@ -48,6 +48,12 @@ bool is_ce_marked(std::uint8_t tos);  // policy::is_ce_marked
 // sender paces at given its controller's rate and the share offered to it. Rates in bytes/s.
 double offered_share(double receive_rate, std::size_t active_senders);
 double paced_rate(double controller_rate, double offered_rate, double min_rate);
+// transport::sending_window and transport::counts_as_sender, in nanoseconds: which peers a
+// receiver counts when it shares its rate.
+std::int64_t sending_window_ns(std::int64_t feedback_interval_ns, double receive_rate,
+                               std::size_t counted_senders, std::uint64_t datagram_bytes);
+bool counts_as_sender(std::int64_t since_last_packet_ns, bool mid_round,
+                      std::int64_t feedback_interval_ns, std::int64_t sending_window_ns);
 
 // dlcp::transport::RateController with RateControlOptions defaults except the three rates.
 class RateController {

@@ -19,8 +19,10 @@ namespace dlcp::sim {
 // 6: the library's loss reaction cuts the rate by at most half per report.
 // 7: receivers offer each sender an equal share of their link and senders pace at no more (the
 // library's offered_share and paced_rate); an application-limited sender regains its starting
-// rate on clean reports.
-constexpr int kModelRevision = 7;
+// rate on clean reports. 8: a receiver also counts among its senders those part-way through a
+// message and heard within two packet gaps at their share (the library's counts_as_sender), not
+// only those heard within the last feedback interval.
+constexpr int kModelRevision = 8;
 
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.

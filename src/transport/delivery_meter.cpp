@@ -28,10 +28,6 @@ bool DeliveryMeter::due(TimePoint now, Duration interval) const {
   return packets_ > 0 && now - first_ >= interval;
 }
 
-bool DeliveryMeter::sent_within(TimePoint now, Duration window) const {
-  return last_ && now - *last_ <= window;
-}
-
 wire::RateFeedback DeliveryMeter::take(TimePoint now, std::uint64_t lost_packets) {
   wire::RateFeedback feedback;
   if (packets_ > 0) {

@@ -27,9 +27,9 @@ class DeliveryMeter {
 
   // True once packets were counted and at least `interval` has passed since the first of them.
   bool due(TimePoint now, Duration interval) const;
-  // True if a packet was counted within `window` before `now`, reported or not: the peer is one
-  // of the senders this host's receive rate is shared among.
-  bool sent_within(TimePoint now, Duration window) const;
+  // When the last packet was counted, reported or not (empty before the first): whether the peer
+  // is one of the senders this host's receive rate is shared among (counts_as_sender).
+  std::optional<TimePoint> last_packet() const { return last_; }
   // The report for the packets counted so far (with the caller's loss estimate); starts afresh.
   wire::RateFeedback take(TimePoint now, std::uint64_t lost_packets);
 

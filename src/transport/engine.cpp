@@ -535,9 +535,22 @@ void Engine::send_feedback(PeerState& peer, std::size_t active_senders, TimePoin
 }
 
 std::size_t Engine::active_senders(TimePoint now) const {
-  return static_cast<std::size_t>(std::count_if(peers_.begin(), peers_.end(), [&](const auto& p) {
-    return p.connected && p.delivered.sent_within(now, options_.feedback_interval);
-  }));
+  std::vector<bool> mid_round(peers_.size(), false);
+  for (const auto& [key, message] : incoming_) {
+    if (message->mid_round) mid_round[static_cast<std::size_t>(key.peer)] = true;
+  }
+  std::size_t senders = 0;
+  for (const auto& peer : peers_) {
+    const auto last = peer.delivered.last_packet();
+    if (!peer.connected || !last) continue;
+    const Duration window = sending_window(options_.feedback_interval, receive_rate_,
+                                           counted_senders_, peer.datagram_bytes);
+    if (counts_as_sender(now - *last, mid_round[static_cast<std::size_t>(peer.rank)],
+                         options_.feedback_interval, window)) {
+      ++senders;
+    }
+  }
+  return senders;
 }
 
 void Engine::on_timers(TimePoint now) {
@@ -546,7 +559,10 @@ void Engine::on_timers(TimePoint now) {
   std::optional<std::size_t> senders;  // counted once per tick, only when a report is due
   for (auto& peer : peers_) {
     if (peer.connected && peer.delivered.due(now, options_.feedback_interval)) {
-      if (!senders) senders = active_senders(now);
+      if (!senders) {
+        senders = active_senders(now);
+        counted_senders_ = *senders;
+      }
       send_feedback(peer, *senders, now);
     }
   }

@@ -91,6 +91,8 @@ struct IncomingMessage {
   std::int64_t highest_first_round = -1;
   bool report_pending = false;
   std::uint16_t report_round = 0;
+  // Packets arrived since the sender last said RoundFinished: it is still sending this message.
+  bool mid_round = false;
   TimePoint last_packet{};
   TimePoint posted{};
   TimePoint deadline{};
@@ -251,6 +253,7 @@ class Engine final : public Transport {
   // What this host offers its senders in total: receive_rate, else the bound links' speed, else
   // max_rate (see transport/link_rate.hpp).
   double receive_rate_ = 0;
+  std::size_t counted_senders_ = 0;  // at the last count: the share the offers in force give
   std::uint16_t control_port_ = 0;
   Fd listener_;
   Fd epoll_;

@@ -94,6 +94,7 @@ void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now)
     }
   }
   if (arrivals.round_finished && incoming_.contains(key)) {
+    ref.mid_round = false;
     ref.report_pending = true;
     ref.report_round = arrivals.round_finished->round;
   }
@@ -282,6 +283,7 @@ void Engine::commit(IncomingMessage& message, const wire::DataHeader& header, Ti
   ++message.stats.packets_received;
   message.stats.priority_class = header.priority_class;
   message.last_packet = now;
+  message.mid_round = true;
   if (!header.is_retransmission()) {
     message.highest_first_round = std::max<std::int64_t>(message.highest_first_round, header.seq);
   }
@@ -358,6 +360,7 @@ void Engine::on_round_finished(PeerState& peer, const wire::RoundFinished& finis
     return;
   }
   IncomingMessage& message = *it->second;
+  message.mid_round = false;
   message.report_pending = true;
   message.report_round = finished.round;
   // Packets sent just before the round ended may still be queued behind the control message

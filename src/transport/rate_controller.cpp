@@ -101,6 +101,27 @@ double offered_share(double receive_rate, std::size_t active_senders) {
   return receive_rate / static_cast<double>(std::max<std::size_t>(1, active_senders));
 }
 
+Duration sending_window(Duration feedback_interval, double receive_rate,
+                        std::size_t counted_senders, std::uint64_t datagram_bytes) {
+  constexpr int kGaps = 2;  // a paced sender may be a packet late (its NIC busy with others)
+  constexpr int kMostIntervals = 64;
+  if (feedback_interval <= Duration::zero()) return Duration::zero();
+  const Duration longest = feedback_interval * kMostIntervals;
+  if (!(receive_rate > 0.0) || !std::isfinite(receive_rate)) return feedback_interval;
+  const double gap_ns = static_cast<double>(datagram_bytes) *
+                        static_cast<double>(std::max<std::size_t>(1, counted_senders)) /
+                        receive_rate * 1e9;
+  const double window_ns = std::ceil(kGaps * gap_ns);
+  if (window_ns >= static_cast<double>(longest.count())) return longest;
+  return std::max(feedback_interval, Duration(static_cast<Duration::rep>(window_ns)));
+}
+
+bool counts_as_sender(Duration since_last_packet, bool mid_round, Duration feedback_interval,
+                      Duration sending_window) {
+  if (since_last_packet <= feedback_interval) return true;
+  return mid_round && since_last_packet <= sending_window;
+}
+
 std::uint64_t offer_on_wire(double offered_rate) {
   constexpr double kMaxOffer = 1.8e19;  // below 2^64 (about 1.845e19)
   if (!(offered_rate > 0.0)) return 0;

@@ -60,6 +60,24 @@ class RateController {
 // in `receive_rate` bytes/s: an equal share, all of it to a lone sender (or when none is counted).
 double offered_share(double receive_rate, std::size_t active_senders);
 
+// Receiver side: how long a peer part-way through a round (packets of one of its messages arrived
+// since it last said RoundFinished) may go without a packet and still count as an active sender:
+// two packet gaps of a sender paced at the share `counted_senders` peers are offered now, and at
+// least the feedback interval; at most 64 intervals, so that a peer stalled mid-round (behind its
+// own more urgent messages, or dead) drops out of the count.
+Duration sending_window(Duration feedback_interval, double receive_rate,
+                        std::size_t counted_senders, std::uint64_t datagram_bytes);
+
+// Receiver side: whether a peer whose last packet came `since_last_packet` ago counts among the
+// senders the receive rate is shared among. Heard within the feedback interval, it does. So does
+// a peer part-way through a round and heard within `sending_window`: once many senders share a
+// link, each one's share spaces its packets further apart than a short interval, and counting
+// only those heard within it would leave some out of every count, offer the rest more than the
+// link takes, and overflow the receiver's switch port (in the simulator, 42 senders per server
+// and a 20 us interval: ten times the losses; docs/simulation.md, revision 8).
+bool counts_as_sender(Duration since_last_packet, bool mid_round, Duration feedback_interval,
+                      Duration sending_window);
+
 // The offer as RateFeedback carries it (whole bytes/s), saturated at 1.8e19: receive_rate need
 // only be finite, and a double beyond 2^64 has no u64 value. Anything not above 0 is 0 (none).
 std::uint64_t offer_on_wire(double offered_rate);

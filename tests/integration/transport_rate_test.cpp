@@ -2,9 +2,12 @@
 // senders an equal part of its receive rate in every rate report, and each sender paces at no
 // more. Loopback never congests at these rates, so the rate controller itself stays far above the
 // share: the paced rate a sender reports is exactly the share offered to it.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "transport_fixture.hpp"
@@ -20,13 +23,17 @@ constexpr double kReceiveRate = 40e6;  // bytes/s: a 4 MB message takes 0.1 s or
 // Senders start at a few times the receive rate rather than the default 1.25 GB/s: at that rate a
 // whole 4 MB message could leave before the first rate report (one per 2 ms) and overflow the
 // loopback socket buffers, whose losses then cut the rate below the share the test looks for.
-std::vector<std::unique_ptr<Transport>> make_star(int world_size) {
+std::vector<std::unique_ptr<Transport>> make_star(int world_size,
+                                                  double receive_rate = kReceiveRate) {
   const std::uint64_t token = random_job_token();
   std::vector<std::unique_ptr<Transport>> world;
   for (int rank = 0; rank < world_size; ++rank) {
     TransportOptions options = test_options(rank, world_size, token);
-    if (rank == 0) options.rate.receive_rate = kReceiveRate;
-    if (rank != 0) options.rate.initial_rate = 4 * kReceiveRate;
+    if (rank == 0) options.rate.receive_rate = receive_rate;
+    if (rank != 0) {
+      options.rate.initial_rate = 4 * receive_rate;
+      options.rate.min_rate = std::min(options.rate.min_rate, receive_rate / 100);
+    }
     world.push_back(Transport::create(options));
   }
   run_per_rank(world_size, [&](int rank) {
@@ -41,42 +48,97 @@ std::vector<std::unique_ptr<Transport>> make_star(int world_size) {
   return world;
 }
 
-// Every sender sends one message to rank 0 at once. Returns, per sender, whether its paced rate
-// was seen at exactly `expected_share` while the transfers ran, and checks every delivery.
-std::vector<bool> incast_sees_share(int senders, double expected_share) {
-  const auto values = make_values(1'000'000, 31);
-  std::vector<std::vector<float>> buffers(static_cast<std::size_t>(senders),
-                                          make_sentinel_buffer(values.size()));
-  auto world = make_star(senders + 1);
+// Every sender sends one message (`values`) to rank 0 at once, into a star receiving at
+// `receive_rate`.
+struct Incast {
+  Incast(int senders, double receive_rate, std::vector<float> message)
+      : values(std::move(message)),
+        buffers(static_cast<std::size_t>(senders), make_sentinel_buffer(values.size())),
+        world(make_star(senders + 1, receive_rate)) {
+    for (int rank = 1; rank <= senders; ++rank) {
+      const auto r = static_cast<std::size_t>(rank);
+      received.push_back(world[0]->recv(rank, 5, buffers[r - 1], {}));
+      sent.push_back(world[r]->send(0, 5, values, {}));
+    }
+  }
+
+  double paced_rate(std::size_t sender) const {
+    return world[sender + 1]->counters().send_rate_bytes_per_s;
+  }
+
+  // Waits for every transfer and checks that each arrived whole and intact.
+  void expect_all_delivered() {
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+      EXPECT_TRUE(ready_within(received[i], kWait)) << "receive from rank " << i + 1;
+      EXPECT_TRUE(ready_within(sent[i], kWait)) << "send of rank " << i + 1;
+      if (received[i].valid() && ready_within(received[i], 0ms)) {
+        const MessageResult result = received[i].get();
+        EXPECT_EQ(result.stats.completion, Completion::kComplete);
+        expect_delivery_matches(values, buffers[i], result);
+      }
+    }
+  }
+
+  std::vector<float> values;
+  std::vector<std::vector<float>> buffers;
+  std::vector<std::unique_ptr<Transport>> world;
   std::vector<std::future<MessageResult>> sent;
   std::vector<std::future<MessageResult>> received;
-  for (int rank = 1; rank <= senders; ++rank) {
-    const auto r = static_cast<std::size_t>(rank);
-    received.push_back(world[0]->recv(rank, 5, buffers[r - 1], {}));
-    sent.push_back(world[r]->send(0, 5, values, {}));
-  }
+};
+
+// Returns, per sender, whether its paced rate was seen at exactly `expected_share` while the
+// transfers ran, and checks every delivery.
+std::vector<bool> incast_sees_share(int senders, double expected_share) {
+  Incast incast(senders, kReceiveRate, make_values(1'000'000, 31));
   std::vector<bool> seen(static_cast<std::size_t>(senders), false);
   const auto until = Clock::now() + kWait;
   bool all_done = false;
   while (!all_done && Clock::now() < until) {
     all_done = true;
-    for (int rank = 1; rank <= senders; ++rank) {
-      const auto r = static_cast<std::size_t>(rank);
-      if (world[r]->counters().send_rate_bytes_per_s == expected_share) seen[r - 1] = true;
-      if (!ready_within(sent[r - 1], 0ms)) all_done = false;
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      if (incast.paced_rate(i) == expected_share) seen[i] = true;
+      if (!ready_within(incast.sent[i], 0ms)) all_done = false;
     }
     std::this_thread::sleep_for(1ms);
   }
-  for (std::size_t i = 0; i < sent.size(); ++i) {
-    EXPECT_TRUE(ready_within(received[i], kWait)) << "receive from rank " << i + 1;
-    EXPECT_TRUE(ready_within(sent[i], kWait)) << "send of rank " << i + 1;
-    if (received[i].valid() && ready_within(received[i], 0ms)) {
-      const MessageResult result = received[i].get();
-      EXPECT_EQ(result.stats.completion, Completion::kComplete);
-      expect_delivery_matches(values, buffers[i], result);
-    }
-  }
+  incast.expect_all_delivered();
   return seen;
+}
+
+// Three senders share 1 MB/s: each paces at 333 KB/s, a packet every 4.4 ms or so, further apart
+// than the 2 ms feedback interval. Each is part-way through its message all along, so the
+// receiver must count all three in every report; counting only those heard within the interval
+// would leave one or two out of most reports and offer the rest a half or all of its rate.
+TEST(ReceiverShare, SendersSpacedWiderThanTheIntervalAreStillCounted) {
+  constexpr std::size_t kSenders = 3;
+  constexpr double kSlowReceiveRate = 1e6;
+  const double share = std::floor(kSlowReceiveRate / kSenders);  // whole bytes/s on the wire
+  // 400 KB each: about 1.2 s at the share.
+  Incast incast(kSenders, kSlowReceiveRate, make_values(100'000, 37));
+  // Sampled until the first message is in: then the others are rightly offered more.
+  std::vector<int> samples(kSenders, 0);
+  std::vector<int> above(kSenders, 0);
+  auto none_in = [&] {
+    return std::none_of(incast.received.begin(), incast.received.end(),
+                        [](auto& r) { return ready_within(r, 0ms); });
+  };
+  const auto until = Clock::now() + kWait;
+  while (none_in() && Clock::now() < until) {
+    for (std::size_t i = 0; i < kSenders; ++i) {
+      const double rate = incast.paced_rate(i);
+      if (samples[i] == 0 && rate != share) continue;  // before the first offer
+      ++samples[i];
+      if (rate > share * 1.01) ++above[i];
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  incast.expect_all_delivered();
+  for (std::size_t i = 0; i < kSenders; ++i) {
+    EXPECT_GT(samples[i], 100) << "rank " << i + 1 << " was never offered a third";
+    // A sample or two may fall in the last report before the first message is in.
+    EXPECT_LE(above[i], samples[i] / 20) << "rank " << i + 1 << " paced above its share in "
+                                         << above[i] << " of " << samples[i] << " samples";
+  }
 }
 
 TEST(ReceiverShare, CountersSayWhatIsOffered) {

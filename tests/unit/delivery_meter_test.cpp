@@ -24,15 +24,14 @@ TEST(DeliveryMeter, DueOneIntervalAfterTheFirstPacket) {
   EXPECT_TRUE(meter.due(kStart + microseconds(20), microseconds(20)));
 }
 
-TEST(DeliveryMeter, SentWithinCountsTheLastPacketReportedOrNot) {
+TEST(DeliveryMeter, LastPacketIsKeptAcrossReports) {
   DeliveryMeter meter(1);
-  EXPECT_FALSE(meter.sent_within(kStart, milliseconds(2)));  // never sent
+  EXPECT_FALSE(meter.last_packet().has_value());  // never sent
   meter.on_packet(9000, 0, kStart);
   meter.on_packet(9000, 0, kStart + microseconds(500));
-  EXPECT_TRUE(meter.sent_within(kStart + microseconds(2500), milliseconds(2)));
+  EXPECT_EQ(meter.last_packet(), kStart + microseconds(500));
   meter.take(kStart + microseconds(2500), 0);  // a report does not make the peer idle
-  EXPECT_TRUE(meter.sent_within(kStart + microseconds(2500), milliseconds(2)));
-  EXPECT_FALSE(meter.sent_within(kStart + microseconds(2501), milliseconds(2)));
+  EXPECT_EQ(meter.last_packet(), kStart + microseconds(500));
 }
 
 TEST(DeliveryMeter, ReportsWhatArrivedPerPathAndStartsAfresh) {

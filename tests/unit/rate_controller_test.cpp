@@ -243,6 +243,38 @@ TEST(ReceiverShare, SenderPacesAtTheSmallerOfItsRateAndTheOffer) {
   EXPECT_DOUBLE_EQ(paced_rate(1e8, 5e5, 1e6), 1e6);      // never below min_rate
 }
 
+TEST(ReceiverShare, SendingWindowIsTwoPacketGapsAtTheShare) {
+  using std::chrono::microseconds;
+  using std::chrono::nanoseconds;
+  // 42 senders of 9000-byte datagrams into 100 Gbit/s: one packet each per 30.24 us.
+  EXPECT_EQ(sending_window(microseconds(20), 12.5e9, 42, 9000), nanoseconds(60480));
+  // 126 senders: 90.72 us between packets.
+  EXPECT_EQ(sending_window(microseconds(20), 12.5e9, 126, 9000), nanoseconds(181440));
+  // Few senders, or none counted yet: the packets come closer than an interval apart.
+  EXPECT_EQ(sending_window(microseconds(20), 12.5e9, 8, 9000), microseconds(20));
+  EXPECT_EQ(sending_window(microseconds(20), 12.5e9, 0, 9000), microseconds(20));
+  // The library's 2 ms interval: 10 Gbit/s of 1500-byte datagrams, 1.2 us a packet, needs
+  // 1667 senders to space their packets wider than the interval.
+  EXPECT_EQ(sending_window(milliseconds(2), 1.25e9, 500, 1500), milliseconds(2));
+  EXPECT_EQ(sending_window(milliseconds(2), 1.25e9, 2000, 1500),
+            milliseconds(4) + microseconds(800));
+  // At most 64 intervals, whatever the share: a stalled peer drops out of the count.
+  EXPECT_EQ(sending_window(microseconds(20), 1e6, 10, 9000), microseconds(1280));
+  EXPECT_EQ(sending_window(microseconds(20), 0.0, 10, 9000), microseconds(20));
+}
+
+TEST(ReceiverShare, APeerPartWayThroughARoundCountsForItsWholeWindow) {
+  using std::chrono::microseconds;
+  const auto interval = microseconds(20);
+  const auto window = microseconds(60);
+  EXPECT_TRUE(counts_as_sender(microseconds(0), false, interval, window));
+  EXPECT_TRUE(counts_as_sender(microseconds(20), false, interval, window));   // in the interval
+  EXPECT_FALSE(counts_as_sender(microseconds(21), false, interval, window));  // done sending
+  EXPECT_TRUE(counts_as_sender(microseconds(21), true, interval, window));    // between packets
+  EXPECT_TRUE(counts_as_sender(microseconds(60), true, interval, window));
+  EXPECT_FALSE(counts_as_sender(microseconds(61), true, interval, window));  // stalled
+}
+
 std::string validate_message(const RateControlConfig& c) {
   try {
     c.validate();
