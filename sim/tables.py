@@ -70,8 +70,9 @@ def dlcp_counters(document):
         [
             f"- {counters['data_packets_sent']:,} data packets were sent, "
             f"{counters['retransmitted_packets']:,} of them again in missing-range rounds.",
-            f"- The switches refused {switch['dropped_drop_eligible']:,} drop-eligible packets "
-            f"and marked {switch['ce_marked']:,}.",
+            f"- The switches refused {switch['dropped_drop_eligible']:,} drop-eligible packets, "
+            f"dropped {switch['dropped_full']:,} from full ports and marked "
+            f"{switch['ce_marked']:,}.",
             f"- {counters['messages_settled_with_loss']:,} of {counters['messages_settled']:,} "
             f"messages settled with drop-eligible entries missing: "
             f"{100 * counters['entries_missing_share']:.3f}% of entries.",
@@ -89,6 +90,7 @@ def summary_row(path, document):
         path,
         f"{ms(dlcp['iteration_ms']['mean'])} / {us(dlcp['gradient_fct_us']['p99'])}",
         f"{dlcp['dlcp']['retransmitted_packets']:,}",
+        f"{dlcp['switch']['dropped_drop_eligible'] + dlcp['switch']['dropped_full']:,}",
     ]
     for scheme in BASELINES:
         result = document["results"].get(scheme)
@@ -126,6 +128,7 @@ def main():
     documents = [(path, load(path)) for path in args.files]
     if args.summary:
         header = ["document", "dlcp iteration (ms) / p99 FCT (us)", "dlcp packets re-sent"]
+        header += ["dlcp packets dropped (refused or full port)"]
         header += [f"{NAMES[s]}: iteration / p99, speed-up, p99 lower" for s in BASELINES]
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
