@@ -48,8 +48,9 @@ struct RateControlOptions {
   // receive_rate / (peers heard within the last feedback interval, or part-way through a message
   // and heard within two packet gaps at their share) and paces at no more, so an incast fills the
   // receiver's link instead of overflowing its switch port. 0 = the link speed of the hardware
-  // NICs the data sockets are bound to (summed over distinct NICs), or max_rate where there is
-  // none (loopback, a wildcard bind, virtual devices such as a container's veth).
+  // NICs the data sockets are bound to (summed over distinct NICs; with a wildcard bind, the NICs
+  // the routes to the peers go through), or max_rate where there is none (loopback, virtual
+  // devices such as a container's veth, NICs reporting no speed).
   // TransportCounters::receive_rate_bytes_per_s says which was used.
   double receive_rate = 0.0;
 

@@ -80,9 +80,16 @@ Engine::Engine(const TransportOptions& options)
     sockets_.emplace_back(ipv4, options_.socket_buffer_bytes, batch, kMaxDatagram);
     data_addresses.push_back(ipv4);
   }
-  receive_rate_ = options_.rate.receive_rate > 0
-                      ? options_.rate.receive_rate
-                      : detect_receive_rate(data_addresses).value_or(options_.rate.max_rate);
+  const bool wildcard =
+      std::find(data_addresses.begin(), data_addresses.end(), INADDR_ANY) != data_addresses.end();
+  if (options_.rate.receive_rate > 0) {
+    receive_rate_ = options_.rate.receive_rate;
+  } else if (wildcard) {
+    receive_links_by_route_ = true;
+    receive_rate_ = options_.rate.max_rate;  // until the first peer joins
+  } else {
+    receive_rate_ = detect_receive_rate(data_addresses).value_or(options_.rate.max_rate);
+  }
   direct_receive_.assign(sockets_.size(), 0);
   if (options_.inject.enabled()) injector_.emplace(options_.inject);
   expectations_ = {options_.job_token, static_cast<std::uint16_t>(options_.rank),
@@ -234,6 +241,23 @@ void Engine::connect(int peer, const std::string& host, std::uint16_t port) {
   ready.get();
 }
 
+void Engine::learn_receive_links(const PeerState& peer) {
+  for (const auto& address : peer.data_addresses) {
+    const std::uint32_t ipv4 = ntohl(address.sin_addr.s_addr);
+    // A peer on this host is reached through loopback, whatever interface owns its address.
+    if (local_address_toward(ipv4) == ipv4) continue;
+    auto link = interface_toward(ipv4);
+    if (link) {
+      receive_links_.insert(std::move(*link));
+    } else {
+      receive_link_unknown_ = true;
+    }
+  }
+  const std::vector<std::string> links(receive_links_.begin(), receive_links_.end());
+  const auto rate = receive_link_unknown_ ? std::nullopt : links_rate(links);
+  receive_rate_ = rate.value_or(options_.rate.max_rate);
+}
+
 void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& hello,
                            int fd_for_address, std::span<const std::byte> transcript) {
   PeerState& peer = peers_[static_cast<std::size_t>(rank)];
@@ -254,6 +278,7 @@ void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& 
     const std::uint32_t ipv4 = data.ipv4 != 0 ? data.ipv4 : ntohl(remote.sin_addr.s_addr);
     peer.data_addresses.push_back(net::make_sockaddr(ipv4, data.port));
   }
+  if (receive_links_by_route_) learn_receive_links(peer);
   peer.datagram_bytes = path_datagram_bytes(peer.data_addresses.front(), options_.mtu);
   const std::size_t overhead = wire::kDataHeaderBytes + trailer_bytes_;
   if (peer.datagram_bytes <= overhead + wire::kFloatBytes) {

@@ -178,6 +178,7 @@ class Engine final : public Transport {
 
   // Lifecycle and control (engine.cpp).
   wire::Hello our_hello() const;
+  void learn_receive_links(const PeerState& peer);
   void register_peer(int rank, ControlChannel control, const wire::Hello& hello, int fd_for_address,
                      std::span<const std::byte> transcript);
   void accept_connections(TimePoint now);
@@ -253,7 +254,12 @@ class Engine final : public Transport {
   // What this host offers its senders in total: receive_rate, else the bound links' speed, else
   // max_rate (see transport/link_rate.hpp).
   double receive_rate_ = 0;
-  std::size_t counted_senders_ = 0;  // at the last count: the share the offers in force give
+  // A wildcard bind with receive_rate left at 0: the links are those the routes to the peers go
+  // through, learnt as each joins (learn_receive_links).
+  bool receive_links_by_route_ = false;
+  std::set<std::string> receive_links_;
+  bool receive_link_unknown_ = false;  // a peer with no route, or through no known interface
+  std::size_t counted_senders_ = 0;    // at the last count: the share the offers in force give
   std::uint16_t control_port_ = 0;
   Fd listener_;
   Fd epoll_;

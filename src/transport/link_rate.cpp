@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <charconv>
 #include <fstream>
@@ -11,6 +12,8 @@
 #include <system_error>
 #include <utility>
 #include <vector>
+
+#include "common/fd.hpp"
 
 namespace dlcp::transport {
 
@@ -65,6 +68,33 @@ std::optional<double> detect_receive_rate(std::span<const std::uint32_t> address
     interfaces.push_back(std::move(*name));
   }
   return links_rate(interfaces, sysfs_net);
+}
+
+std::optional<std::uint32_t> local_address_toward(std::uint32_t peer_ipv4) {
+  // connect() on a UDP socket sends nothing: it picks the route and, with it, a source address.
+  const Fd probe(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!probe.valid()) return std::nullopt;
+  sockaddr_in peer{};
+  peer.sin_family = AF_INET;
+  peer.sin_port = htons(9);  // any port: nothing is sent
+  peer.sin_addr.s_addr = htonl(peer_ipv4);
+  if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&peer), sizeof(peer)) != 0) {
+    return std::nullopt;
+  }
+  sockaddr_in local{};
+  socklen_t length = sizeof(local);
+  if (::getsockname(probe.get(), reinterpret_cast<sockaddr*>(&local), &length) != 0) {
+    return std::nullopt;
+  }
+  const std::uint32_t address = ntohl(local.sin_addr.s_addr);
+  if (address == INADDR_ANY) return std::nullopt;
+  return address;
+}
+
+std::optional<std::string> interface_toward(std::uint32_t peer_ipv4) {
+  const auto local = local_address_toward(peer_ipv4);
+  if (!local) return std::nullopt;
+  return interface_of(*local);
 }
 
 }  // namespace dlcp::transport

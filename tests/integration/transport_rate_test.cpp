@@ -149,6 +149,22 @@ TEST(ReceiverShare, CountersSayWhatIsOffered) {
   EXPECT_EQ(world[1]->counters().receive_rate_bytes_per_s, test_options(1, 2, 0).rate.max_rate);
 }
 
+TEST(ReceiverShare, AWildcardBindWhosePeersShareItsHostOffersMaxRate) {
+  // Both ranks bind 0.0.0.0 and reach each other over loopback: a peer on this host takes in no
+  // link's capacity, so the offer stays max_rate; and the transfer works.
+  auto world = make_world(2, [](TransportOptions& options) { options.bind_host = "0.0.0.0"; });
+  const auto values = make_values(50'000, 41);
+  auto buffer = make_sentinel_buffer(values.size());
+  auto received = world[0]->recv(1, 9, buffer, {});
+  auto sent = world[1]->send(0, 9, values, {});
+  ASSERT_TRUE(ready_within(received, kWait));
+  ASSERT_TRUE(ready_within(sent, kWait));
+  expect_delivery_matches(values, buffer, received.get());
+  for (const auto& transport : world) {
+    EXPECT_EQ(transport->counters().receive_rate_bytes_per_s, test_options(0, 2, 0).rate.max_rate);
+  }
+}
+
 TEST(ReceiverShare, LoneSenderIsOfferedTheWholeReceiveRate) {
   EXPECT_EQ(incast_sees_share(1, kReceiveRate), std::vector<bool>({true}));
 }

@@ -100,6 +100,16 @@ TEST_F(FakeSysfs, WildcardOrForeignAddressDetectsNothing) {
   EXPECT_FALSE(detect_receive_rate(addresses, root_).has_value());
 }
 
+TEST(LinkRate, RouteToAPeerNamesTheInterfaceItGoesThrough) {
+  // What a wildcard-bound host learns from its peers' addresses: every 127/8 address is routed
+  // through loopback, with 127.0.0.1 as the source.
+  EXPECT_EQ(local_address_toward(kLoopbackIpv4), kLoopbackIpv4);
+  const std::uint32_t other_loopback = 0x7f000002;  // 127.0.0.2
+  EXPECT_EQ(local_address_toward(other_loopback), kLoopbackIpv4);
+  EXPECT_EQ(interface_toward(other_loopback), "lo");
+  EXPECT_EQ(interface_toward(other_loopback), interface_of(kLoopbackIpv4));
+}
+
 TEST(LinkRate, RealLoopbackReportsNoSpeed) {
   // Loopback is virtual and has no speed, so the transport falls back to max_rate.
   const auto loopback = interface_of(kLoopbackIpv4);
