@@ -115,6 +115,17 @@ nlohmann::json summarize(const TrainBenchOptions& o, const std::vector<nlohmann:
   s["loss_budget"] = is_dlcp_system(o.system) && !o.no_loss_tolerance ? o.loss_budget : 0.0;
   s["iteration_ms"] = nlohmann::json::array();
   for (const double t : times) s["iteration_ms"].push_back(t * 1e3);
+  if (reports.front().contains("rate_reports")) {
+    // The workers' senders, warm-up included: how often a rate report saw congestion loss.
+    std::uint64_t rate_reports = 0;
+    std::uint64_t congested = 0;
+    for (const auto& report : reports) {
+      rate_reports += report["rate_reports"].get<std::uint64_t>();
+      congested += report["rate_reports_congested"].get<std::uint64_t>();
+    }
+    s["rate_reports"] = rate_reports;
+    s["rate_reports_congested"] = congested;
+  }
   return s;
 }
 

@@ -166,6 +166,8 @@ int run_train_bench_rank(const TrainBenchOptions& o, int* argc, char*** argv) {
     const TransportCounters counters = comm->counters();
     report["datagrams_sent"] = counters.datagrams_sent;
     report["datagrams_received"] = counters.datagrams_received;
+    report["rate_reports"] = counters.rate_reports;
+    report["rate_reports_congested"] = counters.rate_reports_congested;
   }
   store.set("train/result/" + std::to_string(rank), report.dump());
   barrier();

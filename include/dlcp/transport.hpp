@@ -78,6 +78,10 @@ struct TransportCounters {
   std::uint64_t rejected = 0;         // all rejections
   std::vector<std::pair<std::string, std::uint64_t>> rejected_by_reason;  // nonzero reasons only
   double send_rate_bytes_per_s = 0;  // current paced rate towards the busiest peer
+  // Sender: rate reports received from all peers, and those whose loss exceeded
+  // RateControlOptions::congestion_loss (each cut the rate towards what got through).
+  std::uint64_t rate_reports = 0;
+  std::uint64_t rate_reports_congested = 0;
   // What this host offers, shared among the peers sending to it: RateControlOptions::receive_rate,
   // else the link speed of the hardware NICs the data sockets are bound to, else max_rate.
   double receive_rate_bytes_per_s = 0;

@@ -16,6 +16,8 @@ py::dict counters_dict(const TransportCounters& counters) {
   for (const auto& [reason, count] : counters.rejected_by_reason) reasons[py::str(reason)] = count;
   result["rejected_by_reason"] = reasons;
   result["send_rate_bytes_per_s"] = counters.send_rate_bytes_per_s;
+  result["rate_reports"] = counters.rate_reports;
+  result["rate_reports_congested"] = counters.rate_reports_congested;
   result["receive_rate_bytes_per_s"] = counters.receive_rate_bytes_per_s;
   result["io_thread_cpu_seconds"] = counters.io_thread_cpu_seconds;
   return result;

@@ -737,6 +737,10 @@ TransportCounters Engine::counters() const {
         snapshot.send_rate_bytes_per_s =
             std::max(snapshot.send_rate_bytes_per_s, peer.pacer->rate());
       }
+      if (peer.rate) {
+        snapshot.rate_reports += peer.rate->reports();
+        snapshot.rate_reports_congested += peer.rate->congested_reports();
+      }
     }
     snapshot.receive_rate_bytes_per_s = receive_rate_;
     timespec cpu{};

@@ -60,10 +60,12 @@ double RateController::on_feedback(const Feedback& feedback) {
   if (feedback.interval <= Duration::zero() || packets == 0) return rate_;
 
   last_loss_ = static_cast<double>(feedback.lost_packets) / static_cast<double>(packets);
+  ++reports_;
   const double delivered =
       static_cast<double>(feedback.received_bytes) / to_seconds(feedback.interval);
 
   if (last_loss_ > config_.congestion_loss) {
+    ++congested_reports_;
     // Congestion loss: fall back to what got through, minus headroom, but by at most half (TCP's
     // cut on loss) per report. One interval can hold only a message's small tail, whose delivered
     // rate says nothing about the path; cutting to it could leave a sender at a tiny share of its

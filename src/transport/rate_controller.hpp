@@ -48,12 +48,18 @@ class RateController {
   double rate() const { return rate_; }
   // Loss fraction of the last accepted report, lost / (received + lost).
   double last_loss() const { return last_loss_; }
+  // Reports accepted so far, and those among them whose loss exceeded congestion_loss (each cut
+  // the rate towards what got through).
+  std::uint64_t reports() const { return reports_; }
+  std::uint64_t congested_reports() const { return congested_reports_; }
 
  private:
   RateControlConfig config_;
   double rate_;
   double last_loss_ = 0.0;
   int hold_ = 0;
+  std::uint64_t reports_ = 0;
+  std::uint64_t congested_reports_ = 0;
 };
 
 // Receiver side: the rate offered to each of `active_senders` peers sending to a host that takes

@@ -102,6 +102,10 @@ std::vector<bool> incast_sees_share(int senders, double expected_share) {
     std::this_thread::sleep_for(1ms);
   }
   incast.expect_all_delivered();
+  for (int rank = 1; rank <= senders; ++rank) {
+    // Every sender heard the receiver's reports, which the counters tally.
+    EXPECT_GT(incast.world[static_cast<std::size_t>(rank)]->counters().rate_reports, 0u);
+  }
   return seen;
 }
 

@@ -86,13 +86,17 @@ class CommunicatorTest(unittest.TestCase):
     def test_counters_say_what_this_host_offers_its_senders(self):
         store = dlcp.HashStore()
         offered = {}
+        reports = {}
 
         def rank_main(rank):
             # Rank 0 sets its receive rate; rank 1 leaves it to detection, which finds no speed
             # on loopback and falls back to max_rate.
             options = dlcp.communicator_options(receive_rate=5e7 if rank == 0 else 0.0)
             with dlcp.Communicator(store, rank, 2, options) as comm:
-                offered[rank] = comm.counters()["receive_rate_bytes_per_s"]
+                counters = comm.counters()
+                offered[rank] = counters["receive_rate_bytes_per_s"]
+                # Nothing sent yet: no rate report has come back.
+                reports[rank] = (counters["rate_reports"], counters["rate_reports_congested"])
 
         threads = [threading.Thread(target=rank_main, args=(rank,)) for rank in range(2)]
         for thread in threads:
@@ -101,6 +105,7 @@ class CommunicatorTest(unittest.TestCase):
             thread.join(60)
         max_rate = dlcp.communicator_options().transport.rate.max_rate
         self.assertEqual(offered, {0: 5e7, 1: max_rate})
+        self.assertEqual(reports, {0: (0, 0), 1: (0, 0)})
 
 
 class OptionsTest(unittest.TestCase):

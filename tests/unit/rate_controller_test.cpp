@@ -218,6 +218,29 @@ TEST(RateController, EmptyReportsAreIgnored) {
   EXPECT_DOUBLE_EQ(rc.on_feedback(report(5.4e7)), 6.75e7);
 }
 
+TEST(RateController, CountsAcceptedReportsAndThoseAboveTheLossThreshold) {
+  RateController rc(config());
+  EXPECT_EQ(rc.reports(), 0u);
+  rc.on_feedback(report(1e8, 100));  // 9.09%: random loss
+  Feedback at_threshold;
+  at_threshold.interval = milliseconds(10);
+  at_threshold.received_bytes = 900000;
+  at_threshold.received_packets = 900;
+  at_threshold.lost_packets = 100;  // exactly 10%: not above
+  rc.on_feedback(at_threshold);
+  rc.on_feedback(report(6e7, 200));    // 25%: congestion
+  rc.on_feedback(report(6e7, 0, 30));  // CE marks only: not a loss report
+  Feedback empty;
+  empty.interval = milliseconds(10);
+  rc.on_feedback(empty);  // ignored, not counted
+  Feedback all_lost;
+  all_lost.interval = milliseconds(10);
+  all_lost.lost_packets = 50;
+  rc.on_feedback(all_lost);  // 100%: congestion
+  EXPECT_EQ(rc.reports(), 5u);
+  EXPECT_EQ(rc.congested_reports(), 2u);
+}
+
 TEST(RateController, AllLost) {
   RateController rc(config());
   Feedback f;
