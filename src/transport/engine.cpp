@@ -244,9 +244,10 @@ void Engine::connect(int peer, const std::string& host, std::uint16_t port) {
 void Engine::learn_receive_links(const PeerState& peer) {
   for (const auto& address : peer.data_addresses) {
     const std::uint32_t ipv4 = ntohl(address.sin_addr.s_addr);
+    const auto local = local_address_toward(ipv4);
     // A peer on this host is reached through loopback, whatever interface owns its address.
-    if (local_address_toward(ipv4) == ipv4) continue;
-    auto link = interface_toward(ipv4);
+    if (local == ipv4) continue;
+    auto link = local ? interface_of(*local) : std::nullopt;
     if (link) {
       receive_links_.insert(std::move(*link));
     } else {

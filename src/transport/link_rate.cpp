@@ -91,10 +91,4 @@ std::optional<std::uint32_t> local_address_toward(std::uint32_t peer_ipv4) {
   return address;
 }
 
-std::optional<std::string> interface_toward(std::uint32_t peer_ipv4) {
-  const auto local = local_address_toward(peer_ipv4);
-  if (!local) return std::nullopt;
-  return interface_of(*local);
-}
-
 }  // namespace dlcp::transport

@@ -5,10 +5,10 @@
 // Only devices backed by hardware (with a `device` entry in sysfs) count. Virtual devices report
 // made-up speeds: a veth says 10 Gbit/s whatever the NIC behind a container's host is, a tun
 // 10 Mbit/s; trusting them would cap every sender far below the real link. Loopback and those
-// devices detect nothing, and the caller falls back to max_rate, which keeps the
-// fair share out of the way rather than guessing. A host bound to the wildcard address takes in
-// its peers' packets on whichever interfaces the routes to them go through (routes are taken to
-// be symmetric), so for it the interfaces come from those routes, learnt as peers join.
+// devices detect nothing, and the caller falls back to max_rate, which keeps the fair share out
+// of the way rather than guessing. A host bound to the wildcard address takes in its peers'
+// packets on whichever interfaces the routes to them go through (routes are taken to be
+// symmetric), so for it the interfaces come from those routes, learnt as peers join.
 #pragma once
 
 #include <cstdint>
@@ -40,12 +40,9 @@ std::optional<double> links_rate(std::span<const std::string> interfaces,
 std::optional<double> detect_receive_rate(std::span<const std::uint32_t> addresses,
                                           const std::filesystem::path& sysfs_net = kSysfsNet);
 
-// The local address the kernel's routes pick to reach `peer_ipv4` (host byte order); none when no
+// The local address the kernel's routes pick to reach `peer_ipv4` (host byte order), whose
+// interface (interface_of) the peer's packets come in through to a wildcard bind; none when no
 // route leads there.
 std::optional<std::uint32_t> local_address_toward(std::uint32_t peer_ipv4);
-
-// The interface the route to `peer_ipv4` goes through (for a wildcard bind); none when there is no
-// route or its local address belongs to no interface.
-std::optional<std::string> interface_toward(std::uint32_t peer_ipv4);
 
 }  // namespace dlcp::transport
