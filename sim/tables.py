@@ -127,8 +127,12 @@ def main():
     args = parser.parse_args()
     documents = [(path, load(path)) for path in args.files]
     if args.summary:
-        header = ["document", "dlcp iteration (ms) / p99 FCT (us)", "dlcp packets re-sent"]
-        header += ["dlcp packets dropped (refused or full port)"]
+        header = [
+            "document",
+            "dlcp iteration (ms) / p99 FCT (us)",
+            "dlcp packets re-sent",
+            "dlcp packets dropped (refused or full port)",
+        ]
         header += [f"{NAMES[s]}: iteration / p99, speed-up, p99 lower" for s in BASELINES]
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
