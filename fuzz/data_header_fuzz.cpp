@@ -27,7 +27,7 @@ bool same(const DataHeader& a, const DataHeader& b) {
          a.src_rank == b.src_rank && a.dst_rank == b.dst_rank && a.message_id == b.message_id &&
          a.seq == b.seq && a.total_floats == b.total_floats && a.stride_floats == b.stride_floats &&
          a.contributions == b.contributions && a.priority_class == b.priority_class &&
-         a.round == b.round;
+         a.round == b.round && a.pair_seq == b.pair_seq;
 }
 
 void decode_and_round_trip(std::span<const std::byte> datagram, const DataExpectations& expect) {

@@ -65,6 +65,7 @@ DataHeader base_header() {
   h.contributions = 1;
   h.priority_class = 2;
   h.payload_bytes = 32;
+  h.pair_seq = 513;
   return h;
 }
 
@@ -104,12 +105,8 @@ void write_data_seeds(const fs::path& dir) {
   write_file(dir / "invalid_too_short.bin", d);
 
   d = datagram(base_header());
-  d[0] = std::byte{2};
+  d[0] = std::byte{1};  // the format before pair_seq
   write_file(dir / "invalid_version.bin", d);
-
-  d = datagram(base_header());
-  d[38] = std::byte{1};
-  write_file(dir / "invalid_reserved.bin", d);
 
   h = base_header();
   h.seq = 2;  // a full-size payload on the short last packet
@@ -131,8 +128,9 @@ void write_control_seeds(const fs::path& dir) {
   hello.world_size = 4;
   hello.data_sockets = {{0x7F000001u, 40000}, {0x7F000001u, 40001}};
   for (std::size_t i = 0; i < kNonceBytes; ++i) hello.nonce[i] = static_cast<std::uint8_t>(i * 5);
+  hello.features = hello_features::kPairSeq;
   write_file(dir / "valid_hello.bin", body(hello));
-  hello.features = hello_features::kPacketMac;
+  hello.features |= hello_features::kPacketMac;
   write_file(dir / "valid_hello_packet_mac.bin", body(hello));
 
   FlowStart flow;

@@ -16,7 +16,13 @@ std::uint32_t saturate(std::uint64_t value) {
 
 DeliveryMeter::DeliveryMeter(std::size_t paths) : path_packets_(paths, 0) {}
 
-void DeliveryMeter::on_packet(std::size_t bytes, std::size_t path, TimePoint now) {
+void DeliveryMeter::on_packet(std::size_t bytes, std::size_t path, std::uint16_t pair_seq,
+                              TimePoint now) {
+  // Serial arithmetic: a counter up to 2^15 - 1 ahead of the next expected one is new (the
+  // packets between were lost or are late); one behind it is a late arrival, already numbered.
+  const auto ahead = static_cast<std::int16_t>(
+      static_cast<std::uint16_t>(pair_seq - static_cast<std::uint16_t>(numbered_)));
+  if (ahead >= 0) numbered_ += static_cast<std::uint64_t>(ahead) + 1;
   if (packets_ == 0) first_ = now;
   last_ = now;
   ++packets_;
@@ -28,7 +34,10 @@ bool DeliveryMeter::due(TimePoint now, Duration interval) const {
   return packets_ > 0 && now - first_ >= interval;
 }
 
-wire::RateFeedback DeliveryMeter::take(TimePoint now, std::uint64_t lost_packets) {
+wire::RateFeedback DeliveryMeter::take(TimePoint now) {
+  const std::uint64_t numbered = numbered_ - numbered_at_report_;
+  numbered_at_report_ = numbered_;
+  const std::uint64_t lost_packets = numbered > packets_ ? numbered - packets_ : 0;
   wire::RateFeedback feedback;
   if (packets_ > 0) {
     const auto elapsed_us =

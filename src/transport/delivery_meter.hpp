@@ -4,6 +4,14 @@
 // traffic comes in bursts separated by compute; an interval stretched over such an idle gap would
 // report a delivered rate near zero, and a sender that also saw a CE mark would cut its rate to
 // almost nothing for what was only its own silence.
+//
+// Loss is counted from the peer's packet counter (DataHeader::pair_seq), as the simulator counts
+// it: the packets the peer numbered up to the highest counter seen in the interval, less those
+// that arrived. Spraying reorders a little, so one report may count a packet still in flight as
+// lost; the report in which it arrives then counts one fewer. A message's
+// last packets are judged too, once any later packet of the peer arrives: its retransmission
+// round or its next message. Judging by message sequence numbers instead could never judge a
+// message's tail, so short messages' losses never reached the rate controller.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +29,8 @@ class DeliveryMeter {
   // `paths`: how many receive sockets to count packets for (the feedback's per-path counts).
   explicit DeliveryMeter(std::size_t paths = 0);
 
-  void on_packet(std::size_t bytes, std::size_t path, TimePoint now);
+  // `pair_seq`: the packet's DataHeader::pair_seq. The peer numbers from 0 on each connection.
+  void on_packet(std::size_t bytes, std::size_t path, std::uint16_t pair_seq, TimePoint now);
   // A CE mark is read after the packet was counted (the TOS comes with the payload).
   void on_ce_mark() { ++ce_marked_; }
 
@@ -30,8 +39,8 @@ class DeliveryMeter {
   // When the last packet was counted, reported or not (empty before the first): whether the peer
   // is one of the senders this host's receive rate is shared among (counts_as_sender).
   std::optional<TimePoint> last_packet() const { return last_; }
-  // The report for the packets counted so far (with the caller's loss estimate); starts afresh.
-  wire::RateFeedback take(TimePoint now, std::uint64_t lost_packets);
+  // The report for the packets counted so far, with the loss estimate; starts afresh.
+  wire::RateFeedback take(TimePoint now);
 
  private:
   TimePoint first_{};
@@ -39,6 +48,10 @@ class DeliveryMeter {
   std::uint64_t bytes_ = 0;
   std::uint64_t packets_ = 0;
   std::uint64_t ce_marked_ = 0;
+  // Packets the peer numbered up to the highest counter seen (the counter widened to 64 bits),
+  // and that count at the last report.
+  std::uint64_t numbered_ = 0;
+  std::uint64_t numbered_at_report_ = 0;
   std::vector<std::uint32_t> path_packets_;
 };
 

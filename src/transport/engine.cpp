@@ -199,6 +199,7 @@ wire::Hello Engine::our_hello() const {
   hello.world_size = static_cast<std::uint16_t>(options_.world_size);
   for (const auto& socket : sockets_) hello.data_sockets.push_back({socket.ipv4(), socket.port()});
   hello.nonce = random_nonce();
+  hello.features = wire::hello_features::kPairSeq;
   if (options_.packet_mac) hello.features |= wire::hello_features::kPacketMac;
   return hello;
 }
@@ -540,22 +541,8 @@ void Engine::fail_peer(PeerState& peer, const std::string& why, ErrorCode code) 
   for (auto* message : in) fail_incoming(*message, code, peer.failure, false);
 }
 
-std::uint64_t Engine::judge_losses(int peer) {
-  // Packets are sprayed over several sockets and read socket by socket, so arrival order differs
-  // from send order by up to a batch per path (one batch per socket per wakeup). A first-round
-  // packet counts as lost only once the sender is known to be two such windows past it.
-  const std::int64_t window = 2 * static_cast<std::int64_t>(sockets_.size()) * options_.batch;
-  std::uint64_t lost = 0;
-  for (auto& [key, message] : incoming_) {
-    if (key.peer == peer && message->tracker) {
-      lost += message->tracker->judge_losses(message->highest_first_round, window);
-    }
-  }
-  return lost;
-}
-
 void Engine::send_feedback(PeerState& peer, std::size_t active_senders, TimePoint now) {
-  wire::RateFeedback feedback = peer.delivered.take(now, judge_losses(peer.rank));
+  wire::RateFeedback feedback = peer.delivered.take(now);
   feedback.offered_rate = offer_on_wire(offered_share(receive_rate_, active_senders));
   peer.control.send(feedback);
 }

@@ -88,7 +88,6 @@ struct IncomingMessage {
   std::uint32_t budget_ppm = 0;
   std::optional<ReceiveTracker> tracker;
   bool flow_seen = false;
-  std::int64_t highest_first_round = -1;
   bool report_pending = false;
   std::uint16_t report_round = 0;
   // Packets arrived since the sender last said RoundFinished: it is still sending this message.
@@ -139,6 +138,7 @@ struct PeerState {
   std::optional<PacketMac> mac_send;
   std::optional<PacketMac> mac_receive;
   std::uint64_t mac_counter = 0;  // next counter to send
+  std::uint16_t pair_seq = 0;     // next DataHeader::pair_seq to send (wraps)
   std::optional<ReplayWindow> replay;
   // Receive side: what this peer sent us since our last feedback to it.
   DeliveryMeter delivered;
@@ -194,7 +194,6 @@ class Engine final : public Transport {
   void send_feedback(PeerState& peer, std::size_t active_senders, TimePoint now);
   // Peers that sent us data within the last feedback interval.
   std::size_t active_senders(TimePoint now) const;
-  std::uint64_t judge_losses(int peer);
   void watch(int fd, std::uint64_t tag, std::uint32_t events);
   void unwatch(int fd);
   Duration next_wakeup(TimePoint now);

@@ -119,7 +119,7 @@ void Engine::receive_direct(std::size_t socket_index, TimePoint now) {
   DataSocket& socket = sockets_[socket_index];
   std::array<std::byte, wire::kDataHeaderBytes> header_bytes;
   // One batch per socket per wakeup, as on the batched path: sockets are serviced in turn, which
-  // bounds how far arrival order strays from send order (see Engine::judge_losses).
+  // bounds how far arrival order strays from send order (see DeliveryMeter).
   for (int i = 0; i < options_.batch; ++i) {
     const std::optional<std::size_t> peeked = socket.peek(header_bytes);
     if (!peeked) return;
@@ -202,7 +202,7 @@ bool Engine::admit(const wire::DataHeader& header, std::size_t bytes, std::uint8
     ++stats_.injected_drops;
     return false;
   }
-  peer.delivered.on_packet(bytes, socket_index, now);
+  peer.delivered.on_packet(bytes, socket_index, header.pair_seq, now);
   if (policy::is_ce_marked(tos)) peer.delivered.on_ce_mark();
   return true;
 }
@@ -284,9 +284,6 @@ void Engine::commit(IncomingMessage& message, const wire::DataHeader& header, Ti
   message.stats.priority_class = header.priority_class;
   message.last_packet = now;
   message.mid_round = true;
-  if (!header.is_retransmission()) {
-    message.highest_first_round = std::max<std::int64_t>(message.highest_first_round, header.seq);
-  }
   maybe_settle(message, now);
 }
 

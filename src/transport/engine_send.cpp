@@ -239,6 +239,7 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
       }
       group_tos = tos;
       header.seq = seq;
+      header.pair_seq = peer.pair_seq++;
       if (!message.options.packet_contributions.empty()) {
         header.contributions = message.options.packet_contributions[seq];
       }
@@ -287,7 +288,8 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
             sent_bytes += iov_scratch_[iov_per_packet_ * k + part].iov_len;
           }
         } else {
-          // Refused by the kernel (full buffer, or GSO unavailable): again later this round.
+          // Refused by the kernel (full buffer, or GSO unavailable): again later this round. Its
+          // pair_seq is spent, so the receiver counts it lost: this sender outran its own NIC.
           message.pending.push_back(burst_[k]);
         }
       }

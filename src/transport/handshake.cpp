@@ -121,6 +121,10 @@ std::string check_hello(const wire::Hello& hello, const wire::Hello& ours) {
     return "invalid peer rank " + std::to_string(hello.rank);
   }
   if (hello.data_sockets.empty()) return "peer announced no data sockets";
+  if ((hello.features & wire::hello_features::kPairSeq) == 0) {
+    return "the peer sends data packets of format version 1 (an older dlcp, without pair_seq); "
+           "every rank must run the same dlcp version";
+  }
   const bool peer_mac = (hello.features & wire::hello_features::kPacketMac) != 0;
   if (peer_mac != ((ours.features & wire::hello_features::kPacketMac) != 0)) {
     return std::string("packet MAC setting differs: the peer has it ") + (peer_mac ? "on" : "off") +

@@ -171,14 +171,4 @@ std::vector<EntryRange> ReceiveTracker::missing_entries() const {
   return entries;
 }
 
-std::uint32_t ReceiveTracker::judge_losses(std::int64_t highest_first_round, std::int64_t window) {
-  const std::int64_t limit =
-      std::min<std::int64_t>(highest_first_round + 1 - window, std::int64_t{packet_count_});
-  std::uint32_t lost = 0;
-  for (; static_cast<std::int64_t>(judged_below_) < limit; ++judged_below_) {
-    lost += received_[judged_below_] ? 0 : 1;
-  }
-  return lost;
-}
-
 }  // namespace dlcp::transport

@@ -58,12 +58,6 @@ class ReceiveTracker {
   // Empty when settled.
   std::vector<wire::SeqRange> retransmit_request(double extra = 0.0) const;
 
-  // Loss estimation for rate feedback. First-round packets arrive out of send order by up to
-  // `window` packets (spraying over sockets read in turn), so a packet is judged lost only once
-  // the highest first-round sequence seen is `window` past it. Returns how many packets newly
-  // judged lost since the last call; each packet is judged once.
-  std::uint32_t judge_losses(std::int64_t highest_first_round, std::int64_t window);
-
   // Every missing packet, ascending and merged.
   std::vector<wire::SeqRange> missing_packets() const;
   // Every missing entry range, ascending and merged (what the user is told is absent).
@@ -80,7 +74,6 @@ class ReceiveTracker {
   std::uint32_t protected_received_ = 0;
   std::uint64_t received_floats_ = 0;
   std::uint32_t budget_ppm_ = 0;
-  std::uint32_t judged_below_ = 0;
   bool has_flow_ = false;
 };
 

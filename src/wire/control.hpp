@@ -62,7 +62,11 @@ struct Hello {
 // Settings both ends of a connection must share; a mismatch fails the handshake by name.
 namespace hello_features {
 inline constexpr std::uint8_t kPacketMac = 1u << 0;  // data packets carry a MAC trailer
-inline constexpr std::uint8_t kAllKnown = kPacketMac;
+// Data packets of format version 2 (DataHeader::pair_seq). Every dlcp that sends them says so; a
+// peer that does not would send version 1, which the receiver refuses packet by packet, so the
+// handshake names the mismatch instead (and an older dlcp refuses this unknown bit).
+inline constexpr std::uint8_t kPairSeq = 1u << 1;
+inline constexpr std::uint8_t kAllKnown = kPacketMac | kPairSeq;
 }  // namespace hello_features
 
 // Sender -> receiver before the first data packet of a message.

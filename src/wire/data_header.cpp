@@ -25,8 +25,8 @@ constexpr std::size_t kOffStrideFloats = 32;
 constexpr std::size_t kOffContributions = 34;
 constexpr std::size_t kOffPriorityClass = 36;
 constexpr std::size_t kOffRound = 37;
-constexpr std::size_t kOffReserved = 38;
-static_assert(kOffReserved + 2 == kDataHeaderBytes);
+constexpr std::size_t kOffPairSeq = 38;
+static_assert(kOffPairSeq + 2 == kDataHeaderBytes);
 
 [[maybe_unused]] constexpr std::uint32_t byte_swap32(std::uint32_t v) {
   return ((v & 0x000000FFu) << 24) | ((v & 0x0000FF00u) << 8) | ((v & 0x00FF0000u) >> 8) |
@@ -74,7 +74,7 @@ void encode_data_header(const DataHeader& header, std::span<std::byte> out) {
   put_u16(out, kOffContributions, header.contributions);
   put_u8(out, kOffPriorityClass, header.priority_class);
   put_u8(out, kOffRound, header.round);
-  put_u16(out, kOffReserved, 0);
+  put_u16(out, kOffPairSeq, header.pair_seq);
 }
 
 Expected<DataHeader, RejectReason> decode_data_packet(std::span<const std::byte> datagram,
@@ -96,7 +96,6 @@ Expected<DataHeader, RejectReason> decode_data_header(std::span<const std::byte>
   DataHeader h;
   h.flags = get_u8(datagram, kOffFlags);
   if ((h.flags & ~data_flags::kAllKnown) != 0) return unexpected(RejectReason::kBadFlags);
-  if (get_u16(datagram, kOffReserved) != 0) return unexpected(RejectReason::kBadReserved);
 
   h.job_token = get_u64(datagram, kOffJobToken);
   if (h.job_token != expect.job_token) return unexpected(RejectReason::kWrongJob);
@@ -136,6 +135,7 @@ Expected<DataHeader, RejectReason> decode_data_header(std::span<const std::byte>
     return unexpected(RejectReason::kBadContributions);
   }
   h.round = get_u8(datagram, kOffRound);
+  h.pair_seq = get_u16(datagram, kOffPairSeq);
   return h;
 }
 

@@ -14,7 +14,7 @@
 //  34  u16 contributions     (how many ranks' values are summed into this payload)
 //  36  u8  priority_class    (0 = most urgent .. 7)
 //  37  u8  round             (0 = first transmission, n = n-th retransmission round, saturating)
-//  38  u16 reserved, zero
+//  38  u16 pair_seq          (per sender and receiver: counts every data packet, wrapping)
 // Payload: IEEE-754 binary32 values, little-endian, payload_bytes / 4 of them.
 // With flag kAuthenticated (jobs that turn on TransportOptions::packet_mac), a 24-byte trailer
 // follows the payload: u64 packet counter, then a 16-byte MAC tag (see transport/job_key.hpp).
@@ -30,7 +30,7 @@
 
 namespace dlcp::wire {
 
-inline constexpr std::uint8_t kProtocolVersion = 1;
+inline constexpr std::uint8_t kProtocolVersion = 2;
 inline constexpr std::size_t kDataHeaderBytes = 40;
 inline constexpr std::size_t kFloatBytes = 4;
 inline constexpr std::uint8_t kPriorityClasses = 8;
@@ -59,6 +59,9 @@ struct DataHeader {
   std::uint16_t contributions = 1;
   std::uint8_t priority_class = 0;
   std::uint8_t round = 0;
+  // The sender's count of data packets to this receiver (first rounds and retransmissions of all
+  // messages), modulo 2^16: the receiver's loss estimate (transport/delivery_meter.hpp).
+  std::uint16_t pair_seq = 0;
 
   bool is_protected() const { return (flags & data_flags::kProtected) != 0; }
   bool is_authenticated() const { return (flags & data_flags::kAuthenticated) != 0; }
@@ -103,7 +106,7 @@ MacTrailer decode_mac_trailer(std::span<const std::byte> in);
 
 // Decodes and validates a whole datagram (header + payload + trailer if authenticated). On
 // success the payload is datagram.subspan(kDataHeaderBytes, header.payload_bytes) and the trailer
-// follows it. Checks, in order: length >= header, version, flags, reserved, job token, MAC
+// follows it. Checks, in order: length >= header, version, flags, job token, MAC
 // trailer present exactly when the job uses one, destination, source rank, priority class,
 // geometry (stride > 0, total > 0, seq < packet count), payload length against both the datagram
 // size and the packet's position (whole floats only). The MAC itself is verified by the

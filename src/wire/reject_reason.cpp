@@ -10,8 +10,6 @@ std::string_view to_string(RejectReason reason) {
       return "bad_version";
     case RejectReason::kBadFlags:
       return "bad_flags";
-    case RejectReason::kBadReserved:
-      return "bad_reserved";
     case RejectReason::kWrongJob:
       return "wrong_job";
     case RejectReason::kWrongDestination:

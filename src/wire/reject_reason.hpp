@@ -13,7 +13,6 @@ enum class RejectReason : std::uint8_t {
   kTooShort,           // shorter than the fixed header
   kBadVersion,         // unknown protocol version
   kBadFlags,           // reserved flag bits set
-  kBadReserved,        // reserved bytes not zero
   kWrongJob,           // job token does not match this job (other job or stale run)
   kWrongDestination,   // addressed to another rank
   kBadSourceRank,      // source rank outside the world or equal to our own rank

@@ -374,14 +374,14 @@ TEST(WireControlGolden, Hello) {
   m.world_size = 0x0304;
   m.data_sockets = {{0xC0A80001u, 0x1F90}};
   for (std::size_t i = 0; i < kNonceBytes; ++i) m.nonce[i] = static_cast<std::uint8_t>(0x40 + i);
-  m.features = hello_features::kPacketMac;
+  m.features = hello_features::kPacketMac | hello_features::kPairSeq;
   auto expected = bytes({0x00, 0x00, 0x00, 0x36,                          // body length 54
                          0x01, 0x01,                                      // version, type
                          0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,  // job token
                          0x01, 0x02, 0x03, 0x04, 0x01,                    // rank, world, n
                          0xC0, 0xA8, 0x00, 0x01, 0x1F, 0x90});            // ipv4, port
   for (std::size_t i = 0; i < kNonceBytes; ++i) expected.push_back(std::byte(0x40 + i));  // nonce
-  expected.push_back(std::byte{0x01});  // features: packet MAC
+  expected.push_back(std::byte{0x03});  // features: packet MAC, pair_seq
   EXPECT_EQ(frame_of(m), expected);
 }
 
@@ -587,7 +587,7 @@ TEST(WireControlReject, BadControlFieldHello) {
   m = sample_hello();
   m.rank = m.world_size;
   EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "rank outside world";
-  for (unsigned bit = 1; bit < 8; ++bit) {
+  for (unsigned bit = 2; bit < 8; ++bit) {
     m = sample_hello();
     m.features = static_cast<std::uint8_t>(1u << bit);
     EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "feature bit " << bit;

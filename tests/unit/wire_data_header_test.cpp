@@ -83,6 +83,7 @@ void expect_same(const DataHeader& a, const DataHeader& b) {
   EXPECT_EQ(a.contributions, b.contributions);
   EXPECT_EQ(a.priority_class, b.priority_class);
   EXPECT_EQ(a.round, b.round);
+  EXPECT_EQ(a.pair_seq, b.pair_seq);
 }
 
 std::uint8_t byte_at(std::span<const std::byte> d, std::size_t i) {
@@ -174,18 +175,19 @@ TEST(WireDataHeader, GoldenEncodingHasEveryFieldAtItsOffsetBigEndian) {
   h.contributions = 0x7172;
   h.priority_class = 0x07;
   h.round = 0x81;
+  h.pair_seq = 0x8182;
   std::array<std::byte, kDataHeaderBytes> out;
   out.fill(std::byte{0xEE});
   encode_data_header(h, out);
   const std::array<std::uint8_t, kDataHeaderBytes> golden{
-      0x01, 0x05, 0x01, 0x02,                          // version, flags, payload_bytes
+      0x02, 0x05, 0x01, 0x02,                          // version, flags, payload_bytes
       0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,  // job_token
       0x21, 0x22, 0x23, 0x24,                          // src_rank, dst_rank
       0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38,  // message_id
       0x41, 0x42, 0x43, 0x44,                          // seq
       0x51, 0x52, 0x53, 0x54,                          // total_floats
       0x61, 0x62, 0x71, 0x72,                          // stride_floats, contributions
-      0x07, 0x81, 0x00, 0x00,                          // priority, round, reserved
+      0x07, 0x81, 0x81, 0x82,                          // priority, round, pair_seq
   };
   for (std::size_t i = 0; i < kDataHeaderBytes; ++i) {
     EXPECT_EQ(byte_at(out, i), golden[i]) << "offset " << i;
@@ -202,14 +204,14 @@ TEST(WireDataHeader, EncodeWritesOnlyTheHeaderBytes) {
 TEST(WireDataHeader, GoldenDecodeFromHandWrittenBytes) {
   // 10 floats in stride 4: seq 2 is the short last packet with 2 floats (8 bytes).
   std::vector<std::uint8_t> raw{
-      0x01, 0x03, 0x00, 0x08,                          // version 1, protected|retransmission, 8
+      0x02, 0x03, 0x00, 0x08,                          // version 2, protected|retransmission, 8
       0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF,  // job token
       0x00, 0x03, 0x00, 0x01,                          // src 3, dst 1
       0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02,  // message id 258
       0x00, 0x00, 0x00, 0x02,                          // seq 2
       0x00, 0x00, 0x00, 0x0A,                          // total 10
       0x00, 0x04, 0x00, 0x02,                          // stride 4, contributions 2
-      0x06, 0x03, 0x00, 0x00,                          // priority 6, round 3, reserved
+      0x06, 0x03, 0xFF, 0xFE,                          // priority 6, round 3, pair_seq 65534
       0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x00, 0xC0,  // 1.0f, -2.0f
   };
   std::vector<std::byte> d(raw.size());
@@ -229,6 +231,7 @@ TEST(WireDataHeader, GoldenDecodeFromHandWrittenBytes) {
   EXPECT_EQ(h.contributions, 2u);
   EXPECT_EQ(h.priority_class, 6u);
   EXPECT_EQ(h.round, 3u);
+  EXPECT_EQ(h.pair_seq, 65534u);
   std::array<float, 2> values{};
   load_floats(std::span<const std::byte>(d).subspan(kDataHeaderBytes, h.payload_bytes), values);
   EXPECT_EQ(values[0], 1.0f);
@@ -272,6 +275,7 @@ TEST(WireDataHeader, RoundTripEdgeValues) {
   h.contributions = 65535;
   h.priority_class = kPriorityClasses - 1;
   h.round = 255;
+  h.pair_seq = 65535;
   h.payload_bytes = 4;
   DataExpectations e;
   e.job_token = h.job_token;
@@ -316,7 +320,7 @@ TEST(WireDataReject, TooShort) {
 }
 
 TEST(WireDataReject, BadVersion) {
-  for (const unsigned v : {0u, 2u, 255u}) {
+  for (const unsigned v : {0u, 3u, 255u}) {
     auto d = datagram_for(valid_header());
     d[0] = static_cast<std::byte>(v);
     EXPECT_EQ(reject_of(d), RejectReason::kBadVersion) << v;
@@ -364,12 +368,11 @@ TEST(WireDataHeader, MacTrailerGoldenAndRoundTrip) {
   EXPECT_EQ(back.tag, trailer.tag);
 }
 
-TEST(WireDataReject, BadReserved) {
-  for (const std::size_t offset : {std::size_t{38}, std::size_t{39}}) {
-    auto d = datagram_for(valid_header());
-    d[offset] = std::byte{0x01};
-    EXPECT_EQ(reject_of(d), RejectReason::kBadReserved) << offset;
-  }
+TEST(WireDataReject, VersionOneIsRefused) {
+  // Version 1 had no pair_seq (bytes 38-39 were zero): its senders' losses would go unseen.
+  auto d = datagram_for(valid_header());
+  d[0] = std::byte{1};
+  EXPECT_EQ(reject_of(d), RejectReason::kBadVersion);
 }
 
 TEST(WireDataReject, WrongJob) {
@@ -478,7 +481,6 @@ TEST(WireDataReject, ChecksRunInTheDocumentedOrder) {
   auto d = datagram_for(h);
   d[0] = std::byte{9};
   d[1] = std::byte{0xFF};  // every flag, known or not
-  d[38] = std::byte{1};
   d.push_back(std::byte{0});
 
   EXPECT_EQ(reject_of(std::span<const std::byte>(d).first(10)), RejectReason::kTooShort);
@@ -486,8 +488,6 @@ TEST(WireDataReject, ChecksRunInTheDocumentedOrder) {
   d[0] = std::byte{kProtocolVersion};
   EXPECT_EQ(reject_of(d), RejectReason::kBadFlags);
   d[1] = std::byte{data_flags::kLastOfRound};
-  EXPECT_EQ(reject_of(d), RejectReason::kBadReserved);
-  d[38] = std::byte{0};
   EXPECT_EQ(reject_of(d), RejectReason::kWrongJob);
   put_u64(d, 4, kJob);
   EXPECT_EQ(reject_of(d, mac_expectations()), RejectReason::kMissingMac);
