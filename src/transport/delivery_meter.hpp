@@ -8,10 +8,10 @@
 // Loss is counted from the peer's packet counter (DataHeader::pair_seq), as the simulator counts
 // it: the packets the peer numbered up to the highest counter seen in the interval, less those
 // that arrived. Spraying reorders a little, so one report may count a packet still in flight as
-// lost; the report in which it arrives then counts one fewer. A message's
-// last packets are judged too, once any later packet of the peer arrives: its retransmission
-// round or its next message. Judging by message sequence numbers instead could never judge a
-// message's tail, so short messages' losses never reached the rate controller.
+// lost; the report in which it arrives then counts one fewer. A message's last packets are
+// judged too, once any later packet of the peer arrives: its retransmission round or its next
+// message. Judging by message sequence numbers instead could never judge a message's tail, so
+// short messages' losses never reached the rate controller.
 #pragma once
 
 #include <cstddef>
