@@ -43,6 +43,10 @@ struct RateControlOptions {
   double decrease = 0.9;
   double keep_up = 0.8;
   double congestion_loss = 0.1;
+  // Loss is judged over at least this many packets (received + lost), pooling consecutive
+  // reports: a report of a few packets, or one that takes a burst's tail losses at once, reads far
+  // above congestion_loss by chance. 1 = judge every report on its own.
+  int loss_sample_packets = 16;
   int hold_intervals = 2;
   // What this host can take in, shared fairly among the peers sending to it: each is offered
   // receive_rate / (peers heard within the last feedback interval, or part-way through a message

@@ -55,7 +55,8 @@ std::int64_t sending_window_ns(std::int64_t feedback_interval_ns, double receive
 bool counts_as_sender(std::int64_t since_last_packet_ns, bool mid_round,
                       std::int64_t feedback_interval_ns, std::int64_t sending_window_ns);
 
-// dlcp::transport::RateController with RateControlOptions defaults except the three rates.
+// dlcp::transport::RateController with RateControlOptions defaults except the three rates and
+// loss_sample_packets (1: every report judged on its own, as at model revision 8).
 class RateController {
  public:
   RateController(double initial_rate, double min_rate, double max_rate);  // bytes/s

@@ -37,6 +37,9 @@ void RateControlOptions::validate() const {
   if (!(congestion_loss >= 0.0 && congestion_loss <= 1.0)) {
     fail("congestion_loss", congestion_loss, "must be in [0, 1]");
   }
+  if (loss_sample_packets < 1) {
+    fail("loss_sample_packets", loss_sample_packets, "must be >= 1");
+  }
   if (hold_intervals < 0) fail("hold_intervals", hold_intervals, "must be >= 0");
   if (!(receive_rate >= 0.0) || !std::isfinite(receive_rate)) {
     fail("receive_rate", receive_rate, "must be >= 0 (0 = detect from the link) and finite");
@@ -59,12 +62,18 @@ double RateController::on_feedback(const Feedback& feedback) {
   const std::uint64_t packets = feedback.received_packets + feedback.lost_packets;
   if (feedback.interval <= Duration::zero() || packets == 0) return rate_;
 
-  last_loss_ = static_cast<double>(feedback.lost_packets) / static_cast<double>(packets);
   ++reports_;
   const double delivered =
       static_cast<double>(feedback.received_bytes) / to_seconds(feedback.interval);
+  sample_packets_ += packets;
+  sample_lost_ += feedback.lost_packets;
+  const bool judged = sample_packets_ >= static_cast<std::uint64_t>(config_.loss_sample_packets);
+  if (judged) {
+    last_loss_ = static_cast<double>(sample_lost_) / static_cast<double>(sample_packets_);
+    sample_packets_ = sample_lost_ = 0;
+  }
 
-  if (last_loss_ > config_.congestion_loss) {
+  if (judged && last_loss_ > config_.congestion_loss) {
     ++congested_reports_;
     // Congestion loss: fall back to what got through, minus headroom, but by at most half (TCP's
     // cut on loss) per report. One interval can hold only a message's small tail, whose delivered

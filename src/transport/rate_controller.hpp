@@ -2,8 +2,10 @@
 //
 // Loss tolerance tempts a sender to blast; this keeps the bottleneck busy without collapse.
 // Each feedback interval reports the rate at which the receiver got our packets and the share that
-// went missing. Rules (all fractions of the current rate):
-//  - congestion loss (above `congestion_loss`): the rate drops to
+// went missing. Loss is judged over consecutive reports pooled until they hold at least
+// `loss_sample_packets` packets; the report that completes a sample judges it. Rules (all
+// fractions of the current rate):
+//  - congestion loss (a judged sample above `congestion_loss`): the rate drops to
 //    max(min_rate, decrease * delivered_rate) -- what actually got through, minus headroom --
 //    but to no less than half the rate per report, and stays there for `hold_intervals`
 //    feedbacks;
@@ -46,10 +48,10 @@ class RateController {
   // or with no packets at all is ignored (rate unchanged).
   double on_feedback(const Feedback& feedback);
   double rate() const { return rate_; }
-  // Loss fraction of the last accepted report, lost / (received + lost).
+  // Loss fraction of the last judged sample, lost / (received + lost).
   double last_loss() const { return last_loss_; }
-  // Reports accepted so far, and those among them whose loss exceeded congestion_loss (each cut
-  // the rate towards what got through).
+  // Reports accepted so far, and those among them that completed a sample whose loss exceeded
+  // congestion_loss (each cut the rate towards what got through).
   std::uint64_t reports() const { return reports_; }
   std::uint64_t congested_reports() const { return congested_reports_; }
 
@@ -60,6 +62,9 @@ class RateController {
   int hold_ = 0;
   std::uint64_t reports_ = 0;
   std::uint64_t congested_reports_ = 0;
+  // Packets (received + lost) and losses of the reports not judged yet (loss_sample_packets).
+  std::uint64_t sample_packets_ = 0;
+  std::uint64_t sample_lost_ = 0;
 };
 
 // Receiver side: the rate offered to each of `active_senders` peers sending to a host that takes

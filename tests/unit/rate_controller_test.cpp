@@ -159,7 +159,9 @@ TEST(RateController, CongestionCutsAtMostHalfPerReport) {
 TEST(RateController, MessageTailDoesNotCollapseTheRate) {
   // A message's last, small packet arrives and its predecessor is lost: 200 bytes in the
   // interval (2e4 B/s), loss 0.5. Cutting to the delivered rate would leave 1% of the rate.
-  RateController rc(config());
+  RateControlConfig c = config();
+  c.loss_sample_packets = 1;  // judged on its own
+  RateController rc(c);
   Feedback tail;
   tail.interval = milliseconds(10);
   tail.received_bytes = 200;
@@ -239,6 +241,52 @@ TEST(RateController, CountsAcceptedReportsAndThoseAboveTheLossThreshold) {
   rc.on_feedback(all_lost);  // 100%: congestion
   EXPECT_EQ(rc.reports(), 5u);
   EXPECT_EQ(rc.congested_reports(), 2u);
+}
+
+// A report of `received` 1000-byte packets over 10 ms with `lost` more missing.
+Feedback packets(std::uint64_t received, std::uint64_t lost) {
+  Feedback f;
+  f.interval = milliseconds(10);
+  f.received_bytes = received * 1000;
+  f.received_packets = received;
+  f.lost_packets = lost;
+  return f;
+}
+
+TEST(RateController, LossIsJudgedOnceTheReportsHoldASample) {
+  RateControlConfig c = config();
+  c.loss_sample_packets = 16;
+  RateController rc(c);
+  // 3 of 8 lost: not judged yet, so no cut (and no increase: the receiver did not keep up).
+  EXPECT_DOUBLE_EQ(rc.on_feedback(packets(5, 3)), 1e8);
+  EXPECT_EQ(rc.congested_reports(), 0u);
+  EXPECT_DOUBLE_EQ(rc.last_loss(), 0.0);
+  // 8 more arrive: 3 of 16 lost (18.75%) is congestion, cut by half at most.
+  EXPECT_DOUBLE_EQ(rc.on_feedback(packets(8, 0)), 5e7);
+  EXPECT_EQ(rc.congested_reports(), 1u);
+  EXPECT_DOUBLE_EQ(rc.last_loss(), 3.0 / 16.0);
+  EXPECT_EQ(rc.reports(), 2u);
+  // The next sample starts empty: a clean report of 16 judges 0% loss.
+  rc.on_feedback(packets(16, 0));
+  EXPECT_DOUBLE_EQ(rc.last_loss(), 0.0);
+}
+
+// One packet lost in a report of four reads as 25% on its own; over the sample it is 6.25%.
+TEST(RateController, ALossInASmallReportIsJudgedOverTheSample) {
+  const auto run = [](int sample) {
+    RateControlConfig c = config();
+    c.loss_sample_packets = sample;
+    RateController rc(c);
+    for (const std::uint64_t lost : {1, 0, 0, 0}) rc.on_feedback(packets(4 - lost, lost));
+    return rc;
+  };
+  const RateController pooled = run(16);
+  EXPECT_EQ(pooled.congested_reports(), 0u);
+  EXPECT_DOUBLE_EQ(pooled.rate(), 1e8);
+  EXPECT_DOUBLE_EQ(pooled.last_loss(), 1.0 / 16.0);
+  const RateController alone = run(1);
+  EXPECT_EQ(alone.congested_reports(), 1u);
+  EXPECT_DOUBLE_EQ(alone.rate(), 6.25e7);  // halved, held for two reports, regaining
 }
 
 TEST(RateController, AllLost) {
@@ -343,6 +391,7 @@ TEST(RateControlOptions, RejectsBadValuesNamingTheField) {
       {[](RateControlConfig& c) { c.congestion_loss = -0.01; }, "congestion_loss"},
       {[](RateControlConfig& c) { c.congestion_loss = 1.01; }, "congestion_loss"},
       {[](RateControlConfig& c) { c.hold_intervals = -1; }, "hold_intervals"},
+      {[](RateControlConfig& c) { c.loss_sample_packets = 0; }, "loss_sample_packets"},
       {[](RateControlConfig& c) { c.receive_rate = -1; }, "receive_rate"},
       {[](RateControlConfig& c) { c.receive_rate = std::numeric_limits<double>::infinity(); },
        "receive_rate"},
@@ -370,6 +419,7 @@ TEST(RateControlOptions, RejectsBadValuesNamingTheField) {
   c.decrease = 1.0;
   c.keep_up = 1.0;
   c.congestion_loss = 0.0;
+  c.loss_sample_packets = 1;
   c.hold_intervals = 0;
   c.receive_rate = 0.0;
   EXPECT_NO_THROW(c.validate());
