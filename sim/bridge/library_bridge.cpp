@@ -4,6 +4,7 @@
 
 #include "../src/library.hpp"
 #include "policy/policy.hpp"
+#include "transport/delivery_meter.hpp"
 #include "transport/pacer.hpp"
 #include "transport/rate_controller.hpp"
 
@@ -92,6 +93,10 @@ bool counts_as_sender(std::int64_t since_last_packet_ns, bool mid_round,
   return dlcp::transport::counts_as_sender(dlcp::Duration(since_last_packet_ns), mid_round,
                                            dlcp::Duration(feedback_interval_ns),
                                            dlcp::Duration(sending_window_ns));
+}
+
+std::uint64_t packets_lost(std::uint64_t numbered, std::uint64_t arrived) {
+  return dlcp::transport::packets_lost(numbered, arrived);
 }
 
 std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t loss_budget_ppm) {

@@ -416,7 +416,7 @@ void DlcpTransport::send_feedback(int host_index) {
     ControlMessage feedback(ControlMessage::Type::kRateFeedback, 0, 0);
     feedback.feedback.bytes = source.bytes;
     feedback.feedback.packets = source.packets;
-    feedback.feedback.lost = numbered > source.packets ? numbered - source.packets : 0;
+    feedback.feedback.lost = library::packets_lost(numbered, source.packets);
     feedback.feedback.ce = source.ce;
     feedback.feedback.offered_rate = offered;
     source.counter_at_report = source.highest_counter;

@@ -54,6 +54,8 @@ std::int64_t sending_window_ns(std::int64_t feedback_interval_ns, double receive
                                std::size_t counted_senders, std::uint64_t datagram_bytes);
 bool counts_as_sender(std::int64_t since_last_packet_ns, bool mid_round,
                       std::int64_t feedback_interval_ns, std::int64_t sending_window_ns);
+// transport::packets_lost: the loss a receiver reports for one interval of a sender's packets.
+std::uint64_t packets_lost(std::uint64_t numbered, std::uint64_t arrived);
 
 // dlcp::transport::RateController with RateControlOptions defaults except the three rates and
 // loss_sample_packets (1: every report judged on its own, as at model revision 8).

@@ -37,7 +37,7 @@ bool DeliveryMeter::due(TimePoint now, Duration interval) const {
 wire::RateFeedback DeliveryMeter::take(TimePoint now) {
   const std::uint64_t numbered = numbered_ - numbered_at_report_;
   numbered_at_report_ = numbered_;
-  const std::uint64_t lost_packets = numbered > packets_ ? numbered - packets_ : 0;
+  const std::uint64_t lost_packets = packets_lost(numbered, packets_);
   wire::RateFeedback feedback;
   if (packets_ > 0) {
     const auto elapsed_us =

@@ -24,6 +24,12 @@
 
 namespace dlcp::transport {
 
+// The loss in one report: the packets the peer numbered in the interval less those that arrived,
+// never below zero (a late packet counted lost in an earlier report arrives in this one).
+constexpr std::uint64_t packets_lost(std::uint64_t numbered, std::uint64_t arrived) {
+  return numbered > arrived ? numbered - arrived : 0;
+}
+
 class DeliveryMeter {
  public:
   // `paths`: how many receive sockets to count packets for (the feedback's per-path counts).

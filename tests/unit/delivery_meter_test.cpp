@@ -131,5 +131,13 @@ TEST(DeliveryMeter, LossBeforeTheFirstArrivalIsCounted) {
   EXPECT_EQ(meter.take(kStart + microseconds(20)).lost_packets_estimate, 5u);
 }
 
+TEST(PacketsLost, IsNumberedLessArrivedNeverBelowZero) {
+  EXPECT_EQ(packets_lost(10, 7), 3u);
+  EXPECT_EQ(packets_lost(10, 10), 0u);
+  // More arrived than were numbered in the interval: a late packet of an earlier interval.
+  EXPECT_EQ(packets_lost(4, 5), 0u);
+  EXPECT_EQ(packets_lost(0, 0), 0u);
+}
+
 }  // namespace
 }  // namespace dlcp::transport
