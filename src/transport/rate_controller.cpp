@@ -97,6 +97,12 @@ double RateController::on_feedback(const Feedback& feedback) {
     hold_ = config_.hold_intervals;
   } else if (hold_ > 0) {
     --hold_;  // holding after congestion: no increase
+  } else if (sample_lost_ > 0 &&
+             static_cast<double>(sample_lost_) >
+                 config_.congestion_loss * static_cast<double>(sample_packets_)) {
+    // The open sample reads as congestion so far: too few packets to cut on, but no evidence to
+    // raise the rate on either. Without this hold, a sender cut below its starting rate would
+    // regain 1.25x per small lossy report until the sample completed.
   } else if (delivered >= config_.keep_up * rate_) {
     rate_ = std::min(config_.max_rate, rate_ * config_.increase);
   } else if (rate_ < config_.initial_rate) {

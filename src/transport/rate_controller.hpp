@@ -11,6 +11,8 @@
 //    feedbacks;
 //  - otherwise CE marks on a share F of the packets: the rate drops by F/2 (DCTCP's cut), but
 //    not below decrease * delivered_rate, and is held likewise;
+//  - otherwise, while the reports pooled towards the next sample already lose more than
+//    `congestion_loss`: hold the rate (too few packets to cut on, and no reason to raise it);
 //  - otherwise, when the receiver kept up (delivered >= keep_up * rate): multiplicative increase
 //    by `increase`, capped at max_rate;
 //  - otherwise, below initial_rate: grow by `increase`, up to initial_rate. A sender with little

@@ -271,6 +271,23 @@ TEST(RateController, LossIsJudgedOnceTheReportsHoldASample) {
   EXPECT_DOUBLE_EQ(rc.last_loss(), 0.0);
 }
 
+// A sender cut below its starting rate regains it on clean reports, but not while the reports
+// pooled towards the next sample lose more than congestion_loss: each is too small to cut on.
+TEST(RateController, AnOpenSampleThatReadsAsCongestionHoldsTheRate) {
+  RateControlConfig c = config();
+  c.loss_sample_packets = 16;
+  c.hold_intervals = 0;
+  RateController rc(c);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(packets(8, 8)), 5e7);  // 50% of 16: cut by half
+  // 1 lost of 3, then 1 of 3 (2 of 6 so far): held, though the rate is below the initial one.
+  EXPECT_DOUBLE_EQ(rc.on_feedback(packets(2, 1)), 5e7);
+  EXPECT_DOUBLE_EQ(rc.on_feedback(packets(2, 1)), 5e7);
+  // A clean report completes the sample at 2 of 21 (9.5%), below congestion_loss: regaining.
+  EXPECT_DOUBLE_EQ(rc.on_feedback(packets(15, 0)), 6.25e7);
+  EXPECT_EQ(rc.congested_reports(), 1u);
+  EXPECT_DOUBLE_EQ(rc.last_loss(), 2.0 / 21.0);
+}
+
 // One packet lost in a report of four reads as 25% on its own; over the sample it is 6.25%.
 TEST(RateController, ALossInASmallReportIsJudgedOverTheSample) {
   const auto run = [](int sample) {
