@@ -113,10 +113,6 @@ dlcp::RateControlOptions rates(double initial_rate, double min_rate, double max_
   options.initial_rate = initial_rate;
   options.min_rate = min_rate;
   options.max_rate = max_rate;
-  // Model revision 8 judges every report on its own. The library pools reports into samples of
-  // 16 packets since data format 2; the simulator follows once its stored documents are re-run
-  // at a new revision.
-  options.loss_sample_packets = 1;
   return options;
 }
 }  // namespace

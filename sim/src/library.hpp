@@ -57,8 +57,7 @@ bool counts_as_sender(std::int64_t since_last_packet_ns, bool mid_round,
 // transport::packets_lost: the loss a receiver reports for one interval of a sender's packets.
 std::uint64_t packets_lost(std::uint64_t numbered, std::uint64_t arrived);
 
-// dlcp::transport::RateController with RateControlOptions defaults except the three rates and
-// loss_sample_packets (1: every report judged on its own, as at model revision 8).
+// dlcp::transport::RateController with RateControlOptions defaults except the three rates.
 class RateController {
  public:
   RateController(double initial_rate, double min_rate, double max_rate);  // bytes/s

@@ -21,8 +21,10 @@ namespace dlcp::sim {
 // library's offered_share and paced_rate); an application-limited sender regains its starting
 // rate on clean reports. 8: a receiver also counts among its senders those part-way through a
 // message and heard within two packet gaps at their share (the library's counts_as_sender), not
-// only those heard within the last feedback interval.
-constexpr int kModelRevision = 8;
+// only those heard within the last feedback interval. 9: the rate controller judges loss over
+// samples of at least 16 packets (the library's loss_sample_packets default), not per report,
+// and holds the rate while the open sample reads as congestion.
+constexpr int kModelRevision = 9;
 
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.
