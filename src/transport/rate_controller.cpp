@@ -67,13 +67,17 @@ double RateController::on_feedback(const Feedback& feedback) {
       static_cast<double>(feedback.received_bytes) / to_seconds(feedback.interval);
   sample_packets_ += packets;
   sample_lost_ += feedback.lost_packets;
+  // The sample's loss so far, judged once the sample is complete; until then it only holds.
+  const double sample_loss =
+      static_cast<double>(sample_lost_) / static_cast<double>(sample_packets_);
+  const bool congested_so_far = sample_loss > config_.congestion_loss;
   const bool judged = sample_packets_ >= static_cast<std::uint64_t>(config_.loss_sample_packets);
   if (judged) {
-    last_loss_ = static_cast<double>(sample_lost_) / static_cast<double>(sample_packets_);
+    last_loss_ = sample_loss;
     sample_packets_ = sample_lost_ = 0;
   }
 
-  if (judged && last_loss_ > config_.congestion_loss) {
+  if (judged && congested_so_far) {
     ++congested_reports_;
     // Congestion loss: fall back to what got through, minus headroom, but by at most half (TCP's
     // cut on loss) per report. One interval can hold only a message's small tail, whose delivered
@@ -97,9 +101,7 @@ double RateController::on_feedback(const Feedback& feedback) {
     hold_ = config_.hold_intervals;
   } else if (hold_ > 0) {
     --hold_;  // holding after congestion: no increase
-  } else if (sample_lost_ > 0 &&
-             static_cast<double>(sample_lost_) >
-                 config_.congestion_loss * static_cast<double>(sample_packets_)) {
+  } else if (congested_so_far) {
     // The open sample reads as congestion so far: too few packets to cut on, but no evidence to
     // raise the rate on either. Without this hold, a sender cut below its starting rate would
     // regain 1.25x per small lossy report until the sample completed.
