@@ -10,9 +10,10 @@ baselines must be kept as they were and dlcp's result must repeat exactly (same 
 deterministic simulator), also when it writes its flow file (--flows), whose flows must give
 the summary's counts and p99s. A merge with another configuration must be refused before
 anything runs, as must settings that cannot be simulated. A one-iteration run with
-largest-first slicing must leave the busiest server within 1% of the mean intake, and no
-further from it than layer order does. With compute jitter X, the workers' first pushes must
-leave within [1 - X, 1 + X] of the lockstep run's instant, and not all together.
+largest-first or sharded slicing must leave the busiest server within 1% of the mean intake,
+and no further from it than layer order does; sharded must send the largest layer to every
+server. With compute jitter X, the workers' first pushes must leave within [1 - X, 1 + X] of
+the lockstep run's instant, and not all together.
 Last, dlcp runs alone with a gray spine (--gray-loss): the spine must drop its share of packets
 (within 6 binomial standard deviations), and dlcp must still finish every iteration and every
 gradient message with no more entries missing than its loss budget allows.
@@ -82,16 +83,28 @@ def imbalance(flow_file):
 
 
 def check_slicing(command, out_dir, layer_order_flows):
-    """Largest-first slicing balances the servers at least as well as layer order, within 1%."""
-    run_summary(command + ["--schemes", "dlcp", "--iterations", "1", "--slicing", "largest-first",
-                           "--flows", "--out", f"{out_dir}/largest-first"])
-    balanced = imbalance(f"{out_dir}/largest-first/{os.path.basename(layer_order_flows)}")
+    """Largest-first and sharded slicing balance the servers at least as well as layer order,
+    within 1%; sharded sends a piece of the largest layer to every server."""
     layer_order = imbalance(layer_order_flows)
-    if not (balanced <= layer_order and balanced < 1.01):
-        fail(f"largest-first slicing loads the busiest server {balanced:.3f}x the mean, "
-             f"layer order {layer_order:.3f}x")
-    print(f"check_results: the busiest server takes in {balanced:.3f}x the mean with "
-          f"largest-first slicing, {layer_order:.3f}x in layer order")
+    for slicing in ("largest-first", "sharded"):
+        run_summary(command + ["--schemes", "dlcp", "--iterations", "1", "--slicing", slicing,
+                               "--flows", "--out", f"{out_dir}/{slicing}"])
+        flow_file = f"{out_dir}/{slicing}/{os.path.basename(layer_order_flows)}"
+        balanced = imbalance(flow_file)
+        if not (balanced <= layer_order and balanced < 1.01):
+            fail(f"{slicing} slicing loads the busiest server {balanced:.3f}x the mean, "
+                 f"layer order {layer_order:.3f}x")
+        print(f"check_results: the busiest server takes in {balanced:.3f}x the mean with "
+              f"{slicing} slicing, {layer_order:.3f}x in layer order")
+    sharded = f"{out_dir}/sharded/{os.path.basename(layer_order_flows)}"
+    pushes = [f for f in flows.read(sharded) if f["phase"] == "push"]
+    largest = max(pushes, key=lambda f: f["bytes"])
+    servers = {f["dst"] for f in pushes}
+    reached = {f["dst"] for f in pushes if f["src"] == largest["src"] and
+               f["layer"] == largest["layer"]}
+    if reached != servers:
+        fail(f"sharded slicing sent layer {largest['layer']} of worker {largest['src']} to "
+             f"servers {sorted(reached)}, not to all of {sorted(servers)}")
 
 
 def first_pushes(flow_file):

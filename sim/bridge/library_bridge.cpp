@@ -1,8 +1,9 @@
 // Compiled as C++20 (the library's headers need it) and without any ns-3 header: forwards the
-// simulator's calls to the library's own policy, rate-control and pacing code.
+// simulator's calls to the library's own policy, rate-control, pacing and block-layout code.
 #include <chrono>
 
 #include "../src/library.hpp"
+#include "collectives/block_layout.hpp"
 #include "policy/policy.hpp"
 #include "transport/delivery_meter.hpp"
 #include "transport/pacer.hpp"
@@ -97,6 +98,12 @@ bool counts_as_sender(std::int64_t since_last_packet_ns, bool mid_round,
 
 std::uint64_t packets_lost(std::uint64_t numbered, std::uint64_t arrived) {
   return dlcp::transport::packets_lost(numbered, arrived);
+}
+
+FloatRange aligned_part(std::size_t total, std::size_t parts, std::size_t block,
+                        std::size_t index) {
+  const dlcp::collectives::Range part = dlcp::collectives::aligned_part(total, parts, block, index);
+  return FloatRange{part.begin, part.size};
 }
 
 std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t loss_budget_ppm) {

@@ -44,9 +44,13 @@ struct FabricConfig {
 };
 
 enum class Collective { kParameterServer, kRingAllReduce };
-// How the parameter server assigns slices to servers, each to the least loaded so far: in layer
-// order (the default), or largest first, which balances the servers' loads more closely.
-enum class Slicing { kLayerOrder, kLargestFirst };
+// How the parameter server assigns layers to servers: slices each to the least loaded server so
+// far, in layer order (the default) or largest first, which balances the servers' loads more
+// closely; or sharded, every layer over all servers, as the library's parameter server cuts a
+// buffer (see server_slices.hpp).
+enum class Slicing { kLayerOrder, kLargestFirst, kSharded };
+
+const char* slicing_name(Slicing slicing);  // as the JSON config names it
 
 struct WorkloadConfig {
   Collective collective = Collective::kParameterServer;

@@ -30,6 +30,10 @@ ns3::Time transmit_time(std::uint32_t bytes, double rate_bits_per_s) {
 
 }  // namespace
 
+std::uint32_t dlcp_packet_floats(std::uint32_t mtu) {
+  return (mtu - kIpUdpHeaderBytes - kDlcpHeaderBytes) / 4;
+}
+
 // One message, as both ends know it. The sender fills it when posting (the library sends these
 // facts in FlowStart over its control channel); the receiver-side fields are touched only by
 // receiver handlers, which learn of packets only through the network.
@@ -120,7 +124,7 @@ DlcpTransport::DlcpTransport(const Topology& topology, const library::Policy& po
                              const DlcpSimConfig& config, FlowLog& log, std::uint64_t seed)
     : topology_(topology), policy_(policy), config_(config), log_(log), rng_(seed) {
   const auto mtu = topology.hosts.Get(0)->GetDevice(1)->GetMtu();
-  payload_bytes_ = (mtu - kIpUdpHeaderBytes - kDlcpHeaderBytes) / 4 * 4;
+  payload_bytes_ = dlcp_packet_floats(mtu) * 4;
 
   for (std::uint32_t h = 0; h < topology.hosts.GetN(); ++h) {
     auto host = std::make_unique<Host>();

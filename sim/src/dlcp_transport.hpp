@@ -33,6 +33,10 @@
 
 namespace dlcp::sim {
 
+// Whole float32 values one dlcp packet carries over a link of `mtu` bytes, after the IP, UDP and
+// dlcp headers: the library's block.
+std::uint32_t dlcp_packet_floats(std::uint32_t mtu);
+
 struct DlcpCounters {
   std::uint64_t data_packets_sent = 0;
   std::uint64_t retransmitted_packets = 0;

@@ -129,8 +129,9 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme,
   const std::uint64_t jitter_seed = scenario.seed + 31;
   std::unique_ptr<TrainingJob> job =
       scenario.workload.collective == Collective::kParameterServer
-          ? make_parameter_server_job(scenario.workload, model, hosts, *gradients, jitter_seed,
-                                      on_done)
+          ? make_parameter_server_job(scenario.workload, model, hosts,
+                                      dlcp_packet_floats(scenario.fabric.mtu_bytes), *gradients,
+                                      jitter_seed, on_done)
           : make_ring_allreduce_job(scenario.workload, model, hosts, *gradients, jitter_seed,
                                     on_done);
 

@@ -1,9 +1,11 @@
-// The library's policy, rate controller and pacer, as the C++17 simulator sees them.
+// The library's policy, rate controller, pacer and block layout, as the C++17 simulator sees
+// them.
 //
 // ns-3.37's headers do not compile as C++20 and the library's public headers use C++20
 // (std::span), so the simulator cannot include them. It calls the library through this facade
 // instead; bridge/library_bridge.cpp is compiled as C++20 with the library's own policy.hpp,
-// rate_controller.hpp and pacer.hpp and only forwards. No policy logic lives here or there.
+// rate_controller.hpp, pacer.hpp and block_layout.hpp and only forwards. No policy logic lives
+// here or there.
 #pragma once
 
 #include <cstddef>
@@ -56,6 +58,15 @@ bool counts_as_sender(std::int64_t since_last_packet_ns, bool mid_round,
                       std::int64_t feedback_interval_ns, std::int64_t sending_window_ns);
 // transport::packets_lost: the loss a receiver reports for one interval of a sender's packets.
 std::uint64_t packets_lost(std::uint64_t numbered, std::uint64_t arrived);
+
+// collectives::aligned_part: part `index` of `parts` contiguous parts of [0, total) floats, whole
+// blocks as equal as possible, earlier parts taking the extra blocks (the parameter server's
+// shard of a buffer). Returns {begin, size} in floats.
+struct FloatRange {
+  std::size_t begin = 0;
+  std::size_t size = 0;
+};
+FloatRange aligned_part(std::size_t total, std::size_t parts, std::size_t block, std::size_t index);
 
 // dlcp::transport::RateController with RateControlOptions defaults except the three rates.
 class RateController {

@@ -29,7 +29,7 @@ void usage(std::ostream& out) {
   out << "usage: dlcp-sim --scenario NAME [--json] [--out DIR] [--jobs N]\n"
          "                [--schemes dlcp,dctcp,newreno,pfabric,pias] [--iterations N]\n"
          "                [--load X] [--model NAME] [--size-scale X] [--budget X] [--seed N]\n"
-         "                [--servers N] [--slicing layer-order|largest-first]\n"
+         "                [--servers N] [--slicing layer-order|largest-first|sharded]\n"
          "                [--collective ps|ring]\n"
          "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
@@ -37,7 +37,8 @@ void usage(std::ostream& out) {
          "                [--ablate LIST] [--merge FILE] [--flows] [--list]\n"
          "--servers N sets the parameter servers (the other hosts are workers)\n"
          "--slicing largest-first assigns the servers' slices largest first (default: in layer\n"
-         "order), each to the least loaded server\n"
+         "order), each to the least loaded server; sharded cuts every layer over all servers,\n"
+         "as the library's parameter server cuts a buffer\n"
          "--buffer-kib N sets a 100 Gbit/s port's buffer (ports of other rates scale)\n"
          "--gray-loss X makes spine 0 drop a share X of the packets it forwards, at random\n"
          "--tcp-min-rto-us X sets TCP's minimum retransmission timeout (DCTCP, NewReno, PIAS and\n"
@@ -193,8 +194,10 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
         s.workload.slicing = Slicing::kLayerOrder;
       } else if (text == "largest-first") {
         s.workload.slicing = Slicing::kLargestFirst;
+      } else if (text == "sharded") {
+        s.workload.slicing = Slicing::kSharded;
       } else {
-        die("--slicing is layer-order or largest-first");
+        die("--slicing is layer-order, largest-first or sharded");
       }
     } else if (flag == "--collective") {
       if (text == "ps") {

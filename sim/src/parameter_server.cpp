@@ -3,9 +3,9 @@
 // slice back to all of them; a worker's next forward pass runs each layer as soon as that layer's
 // slices are back (so front layers, pulled first under dlcp's priorities, unblock compute first).
 #include <algorithm>
-#include <numeric>
 
 #include "ns3/simulator.h"
+#include "server_slices.hpp"
 #include "workload.hpp"
 
 namespace dlcp::sim {
@@ -15,7 +15,8 @@ namespace {
 class ParameterServerJob : public TrainingJob {
  public:
   ParameterServerJob(const WorkloadConfig& config, const ModelProfile& model, int hosts,
-                     MessageTransport& transport, std::uint64_t seed, std::function<void()> on_done)
+                     std::uint32_t packet_floats, MessageTransport& transport, std::uint64_t seed,
+                     std::function<void()> on_done)
       : config_(config),
         num_layers_(static_cast<int>(model.layers.size())),
         forward_(forward_times(config, model)),
@@ -36,7 +37,7 @@ class ParameterServerJob : public TrainingJob {
       worker.host = h;
       workers_.push_back(worker);
     }
-    make_slices(model);
+    make_slices(model, packet_floats);
     pushes_.assign(slices_.size(), 0);
     for (Worker& w : workers_) w.pulled.assign(static_cast<std::size_t>(num_layers_), 0);
   }
@@ -55,11 +56,6 @@ class ParameterServerJob : public TrainingJob {
   }
 
  private:
-  struct Slice {
-    int layer;
-    int server;
-    std::uint64_t bytes;
-  };
   struct Worker {
     int host = 0;
     int iteration = 0;  // backward passes completed
@@ -69,38 +65,16 @@ class ParameterServerJob : public TrainingJob {
     std::vector<ns3::Time> forward_end;
   };
 
-  // Large layers are cut into slices of at most total/servers bytes, and every slice goes to the
-  // server least loaded so far. In layer order (the default) the shares are only roughly equal:
-  // a server may end up to a whole slice above another (at 144 hosts 59 to 143 KB per worker,
-  // mean 113 KB; docs/simulation.md, "Where dlcp's tail comes from"). Largest first (the
-  // classic LPT rule) keeps them within 10% there.
-  void make_slices(const ModelProfile& model) {
-    std::uint64_t total = 0;
-    for (const Layer& l : model.layers) total += scaled_bytes(config_, l.params);
-    const std::uint64_t limit = std::max<std::uint64_t>(4, total / servers_.size());
+  void make_slices(const ModelProfile& model, std::uint32_t packet_floats) {
+    std::vector<std::uint64_t> layer_bytes;
+    for (const Layer& l : model.layers) layer_bytes.push_back(scaled_bytes(config_, l.params));
     slices_of_layer_.resize(model.layers.size());
-    for (int layer = 0; layer < num_layers_; ++layer) {
-      const std::uint64_t bytes = scaled_bytes(config_, model.layers[layer].params);
-      const std::uint64_t count = (bytes + limit - 1) / limit;
-      for (std::uint64_t i = 0; i < count; ++i) {
-        const std::uint64_t part = (bytes / 4 / count + (i < bytes / 4 % count ? 1 : 0)) * 4;
-        slices_of_layer_[layer].push_back(static_cast<int>(slices_.size()));
-        slices_.push_back(Slice{layer, 0, std::max<std::uint64_t>(4, part)});
-      }
-    }
-    std::vector<std::size_t> order(slices_.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    if (config_.slicing == Slicing::kLargestFirst) {
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return slices_[a].bytes > slices_[b].bytes;
-      });
-    }
-    std::vector<std::uint64_t> load(servers_.size(), 0);
-    for (const std::size_t index : order) {
-      const auto least =
-          static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
-      load[static_cast<std::size_t>(least)] += slices_[index].bytes;
-      slices_[index].server = least;
+    const std::uint64_t block = scaled_block_floats(packet_floats, config_.size_scale);
+    for (const ServerSlice& slice :
+         server_slices(layer_bytes, static_cast<int>(servers_.size()), config_.slicing, block)) {
+      slices_of_layer_[static_cast<std::size_t>(slice.layer)].push_back(
+          static_cast<int>(slices_.size()));
+      slices_.push_back(slice);
     }
   }
 
@@ -163,7 +137,7 @@ class ParameterServerJob : public TrainingJob {
   void pushed(int slice) {
     if (++pushes_[slice] < static_cast<int>(workers_.size())) return;
     pushes_[slice] = 0;
-    const Slice& s = slices_[slice];
+    const ServerSlice& s = slices_[slice];
     for (std::size_t w = 0; w < workers_.size(); ++w) {
       Message pull;
       pull.src = servers_[s.server];
@@ -195,7 +169,7 @@ class ParameterServerJob : public TrainingJob {
   ComputeSpeed speed_;
   std::vector<int> servers_;
   std::vector<Worker> workers_;
-  std::vector<Slice> slices_;
+  std::vector<ServerSlice> slices_;
   std::vector<std::vector<int>> slices_of_layer_;
   std::vector<int> pushes_;
   std::size_t finished_workers_ = 0;
@@ -203,12 +177,10 @@ class ParameterServerJob : public TrainingJob {
 
 }  // namespace
 
-std::unique_ptr<TrainingJob> make_parameter_server_job(const WorkloadConfig& config,
-                                                       const ModelProfile& model, int hosts,
-                                                       MessageTransport& transport,
-                                                       std::uint64_t seed,
-                                                       std::function<void()> on_done) {
-  return std::make_unique<ParameterServerJob>(config, model, hosts, transport, seed,
+std::unique_ptr<TrainingJob> make_parameter_server_job(
+    const WorkloadConfig& config, const ModelProfile& model, int hosts, std::uint32_t packet_floats,
+    MessageTransport& transport, std::uint64_t seed, std::function<void()> on_done) {
+  return std::make_unique<ParameterServerJob>(config, model, hosts, packet_floats, transport, seed,
                                               std::move(on_done));
 }
 

@@ -34,6 +34,18 @@ bool parse_scheme(const std::string& name, Scheme* scheme) {
   return false;
 }
 
+const char* slicing_name(Slicing slicing) {
+  switch (slicing) {
+    case Slicing::kLayerOrder:
+      return "layer_order";
+    case Slicing::kLargestFirst:
+      return "largest_first";
+    case Slicing::kSharded:
+      return "sharded";
+  }
+  return "?";
+}
+
 namespace {
 
 // A non-blocking leaf-spine: uplink capacity equals the hosts' capacity on every leaf.
@@ -152,8 +164,8 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"collective\":"
       << json::quote(w.collective == Collective::kParameterServer ? "parameter_server"
                                                                   : "ring_allreduce")
-      << ",\"model\":" << json::quote(w.model) << ",\"servers\":" << w.servers << ",\"slicing\":"
-      << json::quote(w.slicing == Slicing::kLayerOrder ? "layer_order" : "largest_first")
+      << ",\"model\":" << json::quote(w.model) << ",\"servers\":" << w.servers
+      << ",\"slicing\":" << json::quote(slicing_name(w.slicing))
       << ",\"iterations\":" << w.iterations << ",\"size_scale\":" << json::number(w.size_scale)
       << ",\"forward_ms_full_size\":" << json::number(w.forward_ms)
       << ",\"backward_factor\":" << json::number(w.backward_factor)

@@ -56,12 +56,11 @@ class ComputeSpeed {
 // Gradient bytes of a layer after scaling: whole float32 values, at least one.
 std::uint64_t scaled_bytes(const WorkloadConfig& config, std::uint64_t params);
 
-// `seed` drives the compute jitter only (WorkloadConfig::compute_jitter).
-std::unique_ptr<TrainingJob> make_parameter_server_job(const WorkloadConfig& config,
-                                                       const ModelProfile& model, int hosts,
-                                                       MessageTransport& transport,
-                                                       std::uint64_t seed,
-                                                       std::function<void()> on_done);
+// `seed` drives the compute jitter only (WorkloadConfig::compute_jitter). `packet_floats` (one dlcp
+// packet's floats at full size) is the block of Slicing::kSharded.
+std::unique_ptr<TrainingJob> make_parameter_server_job(
+    const WorkloadConfig& config, const ModelProfile& model, int hosts, std::uint32_t packet_floats,
+    MessageTransport& transport, std::uint64_t seed, std::function<void()> on_done);
 std::unique_ptr<TrainingJob> make_ring_allreduce_job(const WorkloadConfig& config,
                                                      const ModelProfile& model, int hosts,
                                                      MessageTransport& transport,
