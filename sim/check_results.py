@@ -178,6 +178,7 @@ def check_refusals(command):
                        (["--collective", "ring", "--servers", "4"], "--servers"),
                        (["--slicing", "random"], "--slicing"),
                        (["--compute-jitter", "1"], "--compute-jitter"),
+                       (["--pfabric-rto", "sometimes"], "--pfabric-rto"),
                        (["--collective", "ring", "--slicing", "largest-first"], "--slicing")):
         refused = subprocess.run(command + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, timeout=60)

@@ -93,6 +93,9 @@ struct TcpConfig {
   double min_rto_us = 200.0;                // DCTCP, NewReno, PIAS
   double pfabric_min_rto_us = 45.0;         // pFabric's small fixed timeout (about 3-4 RTTs)
   std::uint32_t pfabric_initial_cwnd = 16;  // about one bandwidth-delay product of segments
+  // ns-3's TCP doubles the timeout on consecutive timeouts (of a SYN too); pFabric's rate control
+  // does not. Off by default so far: every stored result was made with backoff.
+  bool pfabric_fixed_rto = false;
 };
 
 struct ScenarioConfig {

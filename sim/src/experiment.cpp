@@ -106,7 +106,8 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme,
   TcpPriority priority = TcpPriority::kNone;
   if (scheme == Scheme::kPfabric) priority = TcpPriority::kRemainingSize;
   if (scheme == Scheme::kPias) priority = TcpPriority::kBytesSent;
-  TcpTransport tcp(topology, scenario.policy, priority, log);
+  const bool fixed_rto = scheme == Scheme::kPfabric && scenario.tcp.pfabric_fixed_rto;
+  TcpTransport tcp(topology, scenario.policy, priority, fixed_rto, log);
   std::unique_ptr<DlcpTransport> dlcp;
   MessageTransport* gradients = &tcp;
   if (scheme == Scheme::kDlcp) {

@@ -148,6 +148,7 @@ std::string scenario_json(const ScenarioConfig& s) {
   const WorkloadConfig& w = s.workload;
   // Written only when changed, so that documents from before the option still merge.
   const std::string best_effort = f.best_effort_shared ? "" : ",\"best_effort_shared\":false";
+  const std::string pfabric_rto = s.tcp.pfabric_fixed_rto ? ",\"pfabric_rto\":\"fixed\"" : "";
   out << "{\"hosts\":" << f.hosts() << ",\"leaves\":" << f.leaves
       << ",\"hosts_per_leaf\":" << f.hosts_per_leaf << ",\"spines\":" << f.spines
       << ",\"host_link_gbps\":" << json::number(f.host_link_gbps)
@@ -176,7 +177,7 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"background_load\":" << json::number(s.background.load)
       << ",\"dlcp_paths\":" << s.dlcp.paths
       << ",\"tcp_min_rto_us\":" << json::number(s.tcp.min_rto_us)
-      << ",\"pfabric_min_rto_us\":" << json::number(s.tcp.pfabric_min_rto_us)
+      << ",\"pfabric_min_rto_us\":" << json::number(s.tcp.pfabric_min_rto_us) << pfabric_rto
       << ",\"seed\":" << s.seed << ",\"model_revision\":" << kModelRevision << "}";
   return out.str();
 }

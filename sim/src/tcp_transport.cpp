@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
+#include "fixed_rto_tcp_socket.hpp"
 #include "ns3/inet-socket-address.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/tcp-header.h"
 #include "ns3/tcp-socket-base.h"
-#include "ns3/tcp-socket-factory.h"
 
 namespace dlcp::sim {
 
@@ -62,11 +62,11 @@ struct TcpTransport::Flow {
 };
 
 TcpTransport::TcpTransport(const Topology& topology, const library::Policy& policy,
-                           TcpPriority priority, FlowLog& log)
-    : topology_(topology), policy_(policy), priority_(priority), log_(log) {
+                           TcpPriority priority, bool fixed_rto, FlowLog& log)
+    : topology_(topology), policy_(policy), priority_(priority), fixed_rto_(fixed_rto), log_(log) {
   for (std::uint32_t h = 0; h < topology.hosts.GetN(); ++h) {
-    auto listener =
-        ns3::Socket::CreateSocket(topology.hosts.Get(h), ns3::TcpSocketFactory::GetTypeId());
+    // Accepted connections are forks of the listener, so they keep its kind of timer.
+    auto listener = create_tcp_socket(topology.hosts.Get(h), fixed_rto);
     listener->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), kTcpPort));
     listener->Listen();
     listener->SetAcceptCallback(
@@ -102,7 +102,7 @@ void TcpTransport::send(const Message& message, Delivered on_delivered) {
   flow->on_delivered = std::move(on_delivered);
   flow->started = ns3::Simulator::Now();
   auto node = topology_.hosts.Get(static_cast<std::uint32_t>(message.src));
-  flow->tx = ns3::Socket::CreateSocket(node, ns3::TcpSocketFactory::GetTypeId());
+  flow->tx = create_tcp_socket(node, fixed_rto_);
   flow->tx->Bind();
   ns3::Address local;
   flow->tx->GetSockName(local);

@@ -36,8 +36,9 @@ struct TcpLossCounters {
 
 class TcpTransport : public MessageTransport {
  public:
+  // `fixed_rto`: every socket's timer repeats its timeout instead of doubling it (pFabric).
   TcpTransport(const Topology& topology, const library::Policy& policy, TcpPriority priority,
-               FlowLog& log);
+               bool fixed_rto, FlowLog& log);
   ~TcpTransport() override;
 
   void send(const Message& message, Delivered on_delivered) override;
@@ -63,6 +64,7 @@ class TcpTransport : public MessageTransport {
   const Topology& topology_;
   library::Policy policy_;
   TcpPriority priority_;
+  bool fixed_rto_;
   FlowLog& log_;
   std::vector<ns3::Ptr<ns3::Socket>> listeners_;
   std::vector<std::unique_ptr<Flow>> flows_;

@@ -1,0 +1,82 @@
+#include "fixed_rto_tcp_socket.hpp"
+
+#include "ns3/object-factory.h"
+#include "ns3/rtt-estimator.h"
+#include "ns3/simulator.h"
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-header.h"
+#include "ns3/tcp-l4-protocol.h"
+#include "ns3/tcp-recovery-ops.h"
+#include "ns3/tcp-socket-factory.h"
+
+namespace dlcp::sim {
+
+NS_OBJECT_ENSURE_REGISTERED(FixedRtoTcpSocket);
+
+ns3::TypeId FixedRtoTcpSocket::GetTypeId() {
+  static ns3::TypeId tid = ns3::TypeId("dlcp::sim::FixedRtoTcpSocket")
+                               .SetParent<ns3::TcpSocketBase>()
+                               .SetGroupName("Internet")
+                               .AddConstructor<FixedRtoTcpSocket>();
+  return tid;
+}
+
+ns3::Ptr<ns3::TcpSocketBase> FixedRtoTcpSocket::Fork() {
+  return ns3::CopyObject<FixedRtoTcpSocket>(this);
+}
+
+void FixedRtoTcpSocket::ReTxTimeout() {
+  // The base doubles m_rto before it re-sends the data; the timeout that just expired is the one
+  // to keep.
+  const ns3::Time expired = m_rto.Get();
+  TcpSocketBase::ReTxTimeout();
+  if (m_rto.Get() <= expired) return;
+  m_rto = expired;
+  if (m_retxEvent.IsRunning()) {
+    m_retxEvent.Cancel();
+    m_retxEvent = ns3::Simulator::Schedule(expired, &FixedRtoTcpSocket::ReTxTimeout, this);
+  }
+}
+
+void FixedRtoTcpSocket::SendEmptyPacket(std::uint8_t flags) {
+  // A SYN (or SYN-ACK) goes out with m_rto = ConnTimeout x 2^(SYNs sent before), and the base
+  // schedules this same call again at that time. Holding the count of SYNs at one already sent
+  // keeps that shift in range however many are lost (the base's `int` shift overflows at 32),
+  // and a pFabric flow never gives up.
+  const bool syn = (flags & ns3::TcpHeader::SYN) != 0;
+  if (syn && m_synCount + 1 < m_synRetries) m_synCount = m_synRetries - 1;
+  TcpSocketBase::SendEmptyPacket(flags);
+  if (!syn || m_rto.Get() <= m_cnTimeout) return;
+  m_rto = m_cnTimeout;
+  if (m_retxEvent.IsRunning()) {
+    m_retxEvent.Cancel();
+    m_retxEvent =
+        ns3::Simulator::Schedule(m_cnTimeout, &FixedRtoTcpSocket::SendEmptyPacket, this, flags);
+  }
+}
+
+ns3::Ptr<ns3::Socket> create_tcp_socket(ns3::Ptr<ns3::Node> node, bool fixed_rto) {
+  if (!fixed_rto) return ns3::Socket::CreateSocket(node, ns3::TcpSocketFactory::GetTypeId());
+  // What TcpL4Protocol::CreateSocket does, with our socket class.
+  auto tcp = node->GetObject<ns3::TcpL4Protocol>();
+  ns3::TypeIdValue congestion;
+  ns3::TypeIdValue recovery;
+  ns3::TypeIdValue rtt;
+  tcp->GetAttribute("SocketType", congestion);
+  tcp->GetAttribute("RecoveryType", recovery);
+  tcp->GetAttribute("RttEstimatorType", rtt);
+  ns3::ObjectFactory factory;
+  auto socket = ns3::CreateObject<FixedRtoTcpSocket>();
+  factory.SetTypeId(rtt.Get());
+  socket->SetRtt(factory.Create<ns3::RttEstimator>());
+  factory.SetTypeId(congestion.Get());
+  socket->SetCongestionControlAlgorithm(factory.Create<ns3::TcpCongestionOps>());
+  factory.SetTypeId(recovery.Get());
+  socket->SetRecoveryAlgorithm(factory.Create<ns3::TcpRecoveryOps>());
+  socket->SetNode(node);
+  socket->SetTcp(tcp);
+  tcp->AddSocket(socket);
+  return socket;
+}
+
+}  // namespace dlcp::sim
