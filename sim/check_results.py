@@ -199,8 +199,9 @@ def main():
         check_slicing(command, out_dir, layer_order_flows)
         check_jitter(command, out_dir, layer_order_flows)
         check_gray_spine(command)
+        check_probe_mode(command)
     print("check_results: OK (merge kept the baselines and repeated dlcp exactly; bad settings "
-          "refused; dlcp recovered from the gray spine within its budget)")
+          "refused; dlcp recovered from the gray spine within its budget; pFabric probed)")
 
 
 GRAY_LOSS = 0.05
@@ -229,6 +230,21 @@ def check_gray_spine(command):
           f"with {missing:.4%} of entries missing)")
 
 
+def check_probe_mode(command):
+    """pFabric with `--pfabric-rto probe` finishes every flow and sends one-byte probes."""
+    summary = run_summary(command + ["--schemes", "pfabric", "--pfabric-rto", "probe",
+                                     "--iterations", "1"])
+    if summary["config"].get("pfabric_rto") != "probe":
+        fail(f"the document does not record pFabric's timer: {summary['config']}")
+    result = summary["results"]["pfabric"]
+    check_scheme("pfabric", result)
+    check_tcp_counters("pfabric", result, probing=True)
+    probes = result["tcp"]["gradient"]["probes"]
+    if probes == 0:
+        fail(f"pFabric sent no probes after {result['tcp']['gradient']['timeouts']} timeouts")
+    print(f"check_results: pFabric's probe mode OK ({probes} gradient probes, every flow done)")
+
+
 def check_bands(results):
     """The switches must see dlcp's DSCPs: control in band 0 and its classes in their own bands.
     (ns-3.37's UDP SendTo once sent every dlcp packet with TOS 0, into the best-effort band.)"""
@@ -255,10 +271,13 @@ def check_scheme(scheme, result):
         fail(f"{scheme}: not every gradient flow completed")
 
 
-def check_tcp_counters(scheme, result):
-    """Every TCP flow is counted once, from its first SYN; dlcp sends no gradient over TCP."""
+def check_tcp_counters(scheme, result, probing=False):
+    """Every TCP flow is counted once, from its first SYN; dlcp sends no gradient over TCP; only
+    pFabric's probe mode (`probing`) sends probes."""
     for kind in ("gradient", "background"):
         counters = result["tcp"][kind]
+        if not probing and counters["probes"] != 0:
+            fail(f"{scheme}: {counters['probes']} {kind} probes sent outside probe mode")
         flows = result[f"{kind}_fct_us"]["started"]
         expected = 0 if (scheme == "dlcp" and kind == "gradient") else flows
         if counters["connections"] != expected:

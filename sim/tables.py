@@ -4,6 +4,7 @@
     sim/tables.py FILE...            one results table per document, then its dlcp counters
     sim/tables.py --summary FILE...  one row per document: dlcp and the gains against each scheme
     sim/tables.py --scale FILE...    the scale table: gains against each baseline per document
+    sim/tables.py --timers FILE...   pFabric's timers: one row per setting, backoff -> fixed -> probe
 
 The per-scenario, scale and variant tables of the docs come from stored documents through this
 script, so a re-run followed by this script refreshes them.
@@ -118,11 +119,70 @@ def scale_row(document):
     return f"| {hosts} (`{document['scenario']}`) | " + " | ".join(speedups + lowers) + " |"
 
 
+TIMERS = ["backoff", "fixed", "probe"]
+
+
+def timer_of(document):
+    return document["config"].get("pfabric_rto", "backoff")
+
+
+def syns_resent(result):
+    """Documents from before the TCP counters did not count them."""
+    tcp = result.get("tcp")
+    return "not counted" if tcp is None else f"{tcp['gradient']['syn_retransmissions']:,}"
+
+
+def timer_rows(documents):
+    """Groups documents that differ only in pFabric's timer; one row per group, timers in order."""
+    groups = {}
+    for path, document in documents:
+        if "pfabric" not in document["results"] or "pfabric" not in document.get("versus", {}):
+            sys.exit(f"{path}: no pFabric result to compare")
+        setting = {k: v for k, v in document["config"].items() if k != "pfabric_rto"}
+        key = json.dumps(setting, sort_keys=True)
+        timer = timer_of(document)
+        if timer in groups.setdefault(key, {}):
+            sys.exit(f"{path}: a second document with the {timer} timer for one setting")
+        groups[key][timer] = document
+    rows = []
+    for key, by_timer in groups.items():
+        setting = json.loads(key)
+        chain = [by_timer[t] for t in TIMERS if t in by_timer]
+
+        def arrows(cell):
+            return " -> ".join(cell(d) for d in chain)
+
+        def pfabric(d):
+            return d["results"]["pfabric"]
+
+        def gain(d):
+            return d["versus"]["pfabric"]
+
+        rows.append(
+            (
+                (setting["hosts"], setting["compute_jitter"], setting["seed"]),
+                [
+                    str(setting["hosts"]),
+                    f"{setting['compute_jitter']:g}",
+                    str(setting["seed"]),
+                    " -> ".join(t for t in TIMERS if t in by_timer),
+                    arrows(lambda d: ms(pfabric(d)["iteration_ms"]["mean"])),
+                    arrows(lambda d: us(pfabric(d)["gradient_fct_us"]["p99"])),
+                    arrows(lambda d: syns_resent(pfabric(d))),
+                    arrows(lambda d: f"{gain(d)['training_speedup']:.2f}x"),
+                    arrows(lambda d: f"{gain(d)['gradient_fct_p99_lower_percent']:.1f}%"),
+                ],
+            )
+        )
+    return ["| " + " | ".join(cells) + " |" for _, cells in sorted(rows)]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--summary", action="store_true")
     mode.add_argument("--scale", action="store_true")
+    mode.add_argument("--timers", action="store_true")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args()
     documents = [(path, load(path)) for path in args.files]
@@ -138,6 +198,22 @@ def main():
         print("|" + "---|" * len(header))
         for path, document in documents:
             print(summary_row(path, document))
+    elif args.timers:
+        header = [
+            "hosts",
+            "jitter",
+            "seed",
+            "pFabric's timer",
+            "pFabric iteration (ms)",
+            "pFabric p99 gradient FCT (us)",
+            "pFabric SYNs re-sent",
+            "dlcp speed-up vs pFabric",
+            "p99 gradient FCT lower",
+        ]
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for row in timer_rows(documents):
+            print(row)
     elif args.scale:
         speedups = [f"speed-up vs {NAMES[s]}" for s in BASELINES]
         lowers = [f"p99 gradient FCT lower vs {NAMES[s]}" for s in BASELINES]

@@ -89,13 +89,23 @@ struct DlcpSimConfig {
   bool receiver_share = true;   // receivers offer each sender a fair share of their link
 };
 
+// How a TCP socket retransmits after a timeout (pfabric_tcp_socket.hpp).
+enum class RetransmitTimer {
+  kBackoff,  // ns-3's TCP: the timeout doubles on each consecutive timeout
+  kFixed,    // the expired timeout repeats, as pFabric's rate control does
+  kProbe,    // kFixed, and pFabric's probe mode after kProbeAfterTimeouts consecutive timeouts
+};
+// The consecutive timeouts after which a pFabric flow probes with one-byte segments: prob_cap_ in
+// the ns-2 scripts published with pFabric and PIAS.
+constexpr std::uint32_t kProbeAfterTimeouts = 5;
+
 struct TcpConfig {
   double min_rto_us = 200.0;                // DCTCP, NewReno, PIAS
   double pfabric_min_rto_us = 45.0;         // pFabric's small fixed timeout (about 3-4 RTTs)
   std::uint32_t pfabric_initial_cwnd = 16;  // about one bandwidth-delay product of segments
   // ns-3's TCP doubles the timeout on consecutive timeouts (of a SYN too); pFabric's rate control
-  // does not. Off by default so far: every stored result was made with backoff.
-  bool pfabric_fixed_rto = false;
+  // does not. Backoff by default so far: every stored result was made with it.
+  RetransmitTimer pfabric_timer = RetransmitTimer::kBackoff;
 };
 
 struct ScenarioConfig {

@@ -72,7 +72,7 @@ std::string losses_json(const TcpLossCounters& c) {
   std::ostringstream out;
   out << "{\"connections\":" << c.connections
       << ",\"syn_retransmissions\":" << c.syn_retransmissions() << ",\"timeouts\":" << c.timeouts
-      << ",\"fast_recoveries\":" << c.fast_recoveries << "}";
+      << ",\"fast_recoveries\":" << c.fast_recoveries << ",\"probes\":" << c.probes << "}";
   return out.str();
 }
 
@@ -106,8 +106,9 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme,
   TcpPriority priority = TcpPriority::kNone;
   if (scheme == Scheme::kPfabric) priority = TcpPriority::kRemainingSize;
   if (scheme == Scheme::kPias) priority = TcpPriority::kBytesSent;
-  const bool fixed_rto = scheme == Scheme::kPfabric && scenario.tcp.pfabric_fixed_rto;
-  TcpTransport tcp(topology, scenario.policy, priority, fixed_rto, log);
+  const RetransmitTimer timer =
+      scheme == Scheme::kPfabric ? scenario.tcp.pfabric_timer : RetransmitTimer::kBackoff;
+  TcpTransport tcp(topology, scenario.policy, priority, timer, log);
   std::unique_ptr<DlcpTransport> dlcp;
   MessageTransport* gradients = &tcp;
   if (scheme == Scheme::kDlcp) {

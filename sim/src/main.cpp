@@ -33,7 +33,7 @@ void usage(std::ostream& out) {
          "                [--collective ps|ring]\n"
          "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
-         "                [--compute-jitter X] [--pfabric-rto backoff|fixed]\n"
+         "                [--compute-jitter X] [--pfabric-rto backoff|fixed|probe]\n"
          "                [--ablate LIST] [--merge FILE] [--flows] [--list]\n"
          "--servers N sets the parameter servers (the other hosts are workers)\n"
          "--slicing largest-first assigns the servers' slices largest first (default: in layer\n"
@@ -45,7 +45,8 @@ void usage(std::ostream& out) {
          "every network's background; pFabric keeps its own)\n"
          "--pfabric-rto fixed makes pFabric's TCP repeat its timeout on consecutive timeouts (of\n"
          "data and of SYNs), as pFabric's rate control does, instead of doubling it (default:\n"
-         "backoff, ns-3's TCP)\n"
+         "backoff, ns-3's TCP); probe also re-sends one-byte segments after 5 consecutive\n"
+         "timeouts until one is acknowledged (pFabric's probe mode)\n"
          "--compute-jitter X draws each worker's compute speed per iteration, uniform in\n"
          "[1 - X, 1 + X] (default 0: the workers compute in lockstep)\n"
          "--ablate LIST turns off, comma-separated: ecn (dlcp's packets not ECN-capable),\n"
@@ -172,11 +173,13 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       s.workload.compute_jitter = to_number(flag, text);
     } else if (flag == "--pfabric-rto") {
       if (text == "backoff") {
-        s.tcp.pfabric_fixed_rto = false;
+        s.tcp.pfabric_timer = RetransmitTimer::kBackoff;
       } else if (text == "fixed") {
-        s.tcp.pfabric_fixed_rto = true;
+        s.tcp.pfabric_timer = RetransmitTimer::kFixed;
+      } else if (text == "probe") {
+        s.tcp.pfabric_timer = RetransmitTimer::kProbe;
       } else {
-        die("--pfabric-rto is backoff or fixed");
+        die("--pfabric-rto is backoff, fixed or probe");
       }
     } else if (flag == "--tcp-min-rto-us") {
       s.tcp.min_rto_us = to_number(flag, text);

@@ -148,7 +148,9 @@ std::string scenario_json(const ScenarioConfig& s) {
   const WorkloadConfig& w = s.workload;
   // Written only when changed, so that documents from before the option still merge.
   const std::string best_effort = f.best_effort_shared ? "" : ",\"best_effort_shared\":false";
-  const std::string pfabric_rto = s.tcp.pfabric_fixed_rto ? ",\"pfabric_rto\":\"fixed\"" : "";
+  std::string pfabric_rto;
+  if (s.tcp.pfabric_timer == RetransmitTimer::kFixed) pfabric_rto = ",\"pfabric_rto\":\"fixed\"";
+  if (s.tcp.pfabric_timer == RetransmitTimer::kProbe) pfabric_rto = ",\"pfabric_rto\":\"probe\"";
   out << "{\"hosts\":" << f.hosts() << ",\"leaves\":" << f.leaves
       << ",\"hosts_per_leaf\":" << f.hosts_per_leaf << ",\"spines\":" << f.spines
       << ",\"host_link_gbps\":" << json::number(f.host_link_gbps)

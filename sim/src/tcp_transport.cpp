@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
-#include "fixed_rto_tcp_socket.hpp"
 #include "ns3/inet-socket-address.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/tcp-header.h"
 #include "ns3/tcp-socket-base.h"
+#include "pfabric_tcp_socket.hpp"
 
 namespace dlcp::sim {
 
@@ -38,12 +38,15 @@ void count_recovery(TcpLossCounters* counters, ns3::TcpSocketState::TcpCongState
   if (to == ns3::TcpSocketState::CA_RECOVERY) ++counters->fast_recoveries;
 }
 
-void count_syn(TcpLossCounters* counters, ns3::Ptr<const ns3::Packet>, const ns3::TcpHeader& header,
-               ns3::Ptr<const ns3::TcpSocketBase>) {
+void count_send(TcpLossCounters* counters, ns3::Ptr<const ns3::Packet> packet,
+                const ns3::TcpHeader& header, ns3::Ptr<const ns3::TcpSocketBase> socket) {
   const std::uint8_t flags = header.GetFlags();
   if ((flags & ns3::TcpHeader::SYN) != 0 && (flags & ns3::TcpHeader::ACK) == 0) {
     ++counters->syns_sent;
   }
+  if (packet->GetSize() == 0) return;
+  const auto pfabric = ns3::DynamicCast<const PfabricTcpSocket>(socket);
+  if (pfabric && pfabric->probing()) ++counters->probes;
 }
 
 }  // namespace
@@ -62,11 +65,11 @@ struct TcpTransport::Flow {
 };
 
 TcpTransport::TcpTransport(const Topology& topology, const library::Policy& policy,
-                           TcpPriority priority, bool fixed_rto, FlowLog& log)
-    : topology_(topology), policy_(policy), priority_(priority), fixed_rto_(fixed_rto), log_(log) {
+                           TcpPriority priority, RetransmitTimer timer, FlowLog& log)
+    : topology_(topology), policy_(policy), priority_(priority), timer_(timer), log_(log) {
   for (std::uint32_t h = 0; h < topology.hosts.GetN(); ++h) {
     // Accepted connections are forks of the listener, so they keep its kind of timer.
-    auto listener = create_tcp_socket(topology.hosts.Get(h), fixed_rto);
+    auto listener = create_tcp_socket(topology.hosts.Get(h), timer);
     listener->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), kTcpPort));
     listener->Listen();
     listener->SetAcceptCallback(
@@ -102,7 +105,7 @@ void TcpTransport::send(const Message& message, Delivered on_delivered) {
   flow->on_delivered = std::move(on_delivered);
   flow->started = ns3::Simulator::Now();
   auto node = topology_.hosts.Get(static_cast<std::uint32_t>(message.src));
-  flow->tx = create_tcp_socket(node, fixed_rto_);
+  flow->tx = create_tcp_socket(node, timer_);
   flow->tx->Bind();
   ns3::Address local;
   flow->tx->GetSockName(local);
@@ -114,7 +117,7 @@ void TcpTransport::send(const Message& message, Delivered on_delivered) {
   ++losses->connections;
   flow->tx->TraceConnectWithoutContext("CongState",
                                        ns3::MakeBoundCallback(&count_recovery, losses));
-  flow->tx->TraceConnectWithoutContext("Tx", ns3::MakeBoundCallback(&count_syn, losses));
+  flow->tx->TraceConnectWithoutContext("Tx", ns3::MakeBoundCallback(&count_send, losses));
   update_tos(*flow);
   flow->tx->SetConnectCallback(ns3::MakeCallback(&TcpTransport::on_connected, this),
                                ns3::MakeCallback(&TcpTransport::on_connect_failed, this));

@@ -28,6 +28,7 @@ struct TcpLossCounters {
   std::uint64_t syns_sent = 0;        // more than `connections` when handshakes timed out
   std::uint64_t timeouts = 0;         // entries into loss recovery by the retransmission timer
   std::uint64_t fast_recoveries = 0;  // entries into recovery by duplicate ACKs
+  std::uint64_t probes = 0;           // one-byte segments sent in pFabric's probe mode
 
   std::uint64_t syn_retransmissions() const {
     return syns_sent > connections ? syns_sent - connections : 0;
@@ -36,9 +37,9 @@ struct TcpLossCounters {
 
 class TcpTransport : public MessageTransport {
  public:
-  // `fixed_rto`: every socket's timer repeats its timeout instead of doubling it (pFabric).
+  // `timer`: how every socket retransmits (pFabric's repeats its timeout and may probe).
   TcpTransport(const Topology& topology, const library::Policy& policy, TcpPriority priority,
-               bool fixed_rto, FlowLog& log);
+               RetransmitTimer timer, FlowLog& log);
   ~TcpTransport() override;
 
   void send(const Message& message, Delivered on_delivered) override;
@@ -64,7 +65,7 @@ class TcpTransport : public MessageTransport {
   const Topology& topology_;
   library::Policy policy_;
   TcpPriority priority_;
-  bool fixed_rto_;
+  RetransmitTimer timer_;
   FlowLog& log_;
   std::vector<ns3::Ptr<ns3::Socket>> listeners_;
   std::vector<std::unique_ptr<Flow>> flows_;

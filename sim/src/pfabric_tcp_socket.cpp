@@ -1,4 +1,4 @@
-#include "fixed_rto_tcp_socket.hpp"
+#include "pfabric_tcp_socket.hpp"
 
 #include "ns3/object-factory.h"
 #include "ns3/rtt-estimator.h"
@@ -11,21 +11,21 @@
 
 namespace dlcp::sim {
 
-NS_OBJECT_ENSURE_REGISTERED(FixedRtoTcpSocket);
+NS_OBJECT_ENSURE_REGISTERED(PfabricTcpSocket);
 
-ns3::TypeId FixedRtoTcpSocket::GetTypeId() {
-  static ns3::TypeId tid = ns3::TypeId("dlcp::sim::FixedRtoTcpSocket")
+ns3::TypeId PfabricTcpSocket::GetTypeId() {
+  static ns3::TypeId tid = ns3::TypeId("dlcp::sim::PfabricTcpSocket")
                                .SetParent<ns3::TcpSocketBase>()
                                .SetGroupName("Internet")
-                               .AddConstructor<FixedRtoTcpSocket>();
+                               .AddConstructor<PfabricTcpSocket>();
   return tid;
 }
 
-ns3::Ptr<ns3::TcpSocketBase> FixedRtoTcpSocket::Fork() {
-  return ns3::CopyObject<FixedRtoTcpSocket>(this);
+ns3::Ptr<ns3::TcpSocketBase> PfabricTcpSocket::Fork() {
+  return ns3::CopyObject<PfabricTcpSocket>(this);
 }
 
-void FixedRtoTcpSocket::ReTxTimeout() {
+void PfabricTcpSocket::ReTxTimeout() {
   // The base doubles m_rto before it re-sends the data; the timeout that just expired is the one
   // to keep.
   const ns3::Time expired = m_rto.Get();
@@ -34,11 +34,30 @@ void FixedRtoTcpSocket::ReTxTimeout() {
   m_rto = expired;
   if (m_retxEvent.IsRunning()) {
     m_retxEvent.Cancel();
-    m_retxEvent = ns3::Simulator::Schedule(expired, &FixedRtoTcpSocket::ReTxTimeout, this);
+    m_retxEvent = ns3::Simulator::Schedule(expired, &PfabricTcpSocket::ReTxTimeout, this);
   }
 }
 
-void FixedRtoTcpSocket::SendEmptyPacket(std::uint8_t flags) {
+bool PfabricTcpSocket::probing() const {
+  // The base counts m_dataRetrCount down from m_dataRetries on every timeout (before it re-sends)
+  // and sets it back on every new ACK: the difference is the run of consecutive timeouts.
+  return probe_after_timeouts_ > 0 && m_dataRetrCount <= m_dataRetries &&
+         m_dataRetries - m_dataRetrCount >= probe_after_timeouts_;
+}
+
+std::uint32_t PfabricTcpSocket::SendDataPacket(ns3::SequenceNumber32 seq, std::uint32_t max_size,
+                                               bool with_ack) {
+  return TcpSocketBase::SendDataPacket(seq, probing() ? 1 : max_size, with_ack);
+}
+
+std::uint32_t PfabricTcpSocket::AvailableWindow() const {
+  // The base fills the window segment by segment; with one-byte segments a window of a segment
+  // would go out as a burst of them.
+  if (probing() && BytesInFlight() > 0) return 0;
+  return TcpSocketBase::AvailableWindow();
+}
+
+void PfabricTcpSocket::SendEmptyPacket(std::uint8_t flags) {
   // A SYN (or SYN-ACK) goes out with m_rto = ConnTimeout x 2^(SYNs sent before), and the base
   // schedules this same call again at that time. Holding the count of SYNs at one already sent
   // keeps that shift in range however many are lost (the base's `int` shift overflows at 32),
@@ -51,12 +70,14 @@ void FixedRtoTcpSocket::SendEmptyPacket(std::uint8_t flags) {
   if (m_retxEvent.IsRunning()) {
     m_retxEvent.Cancel();
     m_retxEvent =
-        ns3::Simulator::Schedule(m_cnTimeout, &FixedRtoTcpSocket::SendEmptyPacket, this, flags);
+        ns3::Simulator::Schedule(m_cnTimeout, &PfabricTcpSocket::SendEmptyPacket, this, flags);
   }
 }
 
-ns3::Ptr<ns3::Socket> create_tcp_socket(ns3::Ptr<ns3::Node> node, bool fixed_rto) {
-  if (!fixed_rto) return ns3::Socket::CreateSocket(node, ns3::TcpSocketFactory::GetTypeId());
+ns3::Ptr<ns3::Socket> create_tcp_socket(ns3::Ptr<ns3::Node> node, RetransmitTimer timer) {
+  if (timer == RetransmitTimer::kBackoff) {
+    return ns3::Socket::CreateSocket(node, ns3::TcpSocketFactory::GetTypeId());
+  }
   // What TcpL4Protocol::CreateSocket does, with our socket class.
   auto tcp = node->GetObject<ns3::TcpL4Protocol>();
   ns3::TypeIdValue congestion;
@@ -66,13 +87,14 @@ ns3::Ptr<ns3::Socket> create_tcp_socket(ns3::Ptr<ns3::Node> node, bool fixed_rto
   tcp->GetAttribute("RecoveryType", recovery);
   tcp->GetAttribute("RttEstimatorType", rtt);
   ns3::ObjectFactory factory;
-  auto socket = ns3::CreateObject<FixedRtoTcpSocket>();
+  auto socket = ns3::CreateObject<PfabricTcpSocket>();
   factory.SetTypeId(rtt.Get());
   socket->SetRtt(factory.Create<ns3::RttEstimator>());
   factory.SetTypeId(congestion.Get());
   socket->SetCongestionControlAlgorithm(factory.Create<ns3::TcpCongestionOps>());
   factory.SetTypeId(recovery.Get());
   socket->SetRecoveryAlgorithm(factory.Create<ns3::TcpRecoveryOps>());
+  socket->set_probe_after_timeouts(timer == RetransmitTimer::kProbe ? kProbeAfterTimeouts : 0);
   socket->SetNode(node);
   socket->SetTcp(tcp);
   tcp->AddSocket(socket);
