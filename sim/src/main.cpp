@@ -11,9 +11,11 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "experiment.hpp"
@@ -75,6 +77,18 @@ struct Options {
   std::cerr << "dlcp-sim: " << message << "\n";
   usage(std::cerr);
   std::exit(2);
+}
+
+// The value `text` names among `choices`, or a refusal that lists them.
+template <typename Choice>
+Choice choose(const std::string& flag, const std::string& text,
+              std::initializer_list<std::pair<const char*, Choice>> choices) {
+  std::string names;
+  for (const auto& [name, value] : choices) {
+    if (text == name) return value;
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  die(flag + " is one of " + names + ", not '" + text + "'");
 }
 
 double to_number(const std::string& flag, const std::string& text) {
@@ -156,13 +170,9 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
     } else if (flag == "--seed") {
       s.seed = static_cast<std::uint64_t>(to_number(flag, text));
     } else if (flag == "--background") {
-      if (text == "web-search") {
-        s.background.sizes = FlowSizes::kWebSearch;
-      } else if (text == "data-mining") {
-        s.background.sizes = FlowSizes::kDataMining;
-      } else {
-        die("--background is web-search or data-mining");
-      }
+      s.background.sizes = choose<FlowSizes>(
+          flag, text,
+          {{"web-search", FlowSizes::kWebSearch}, {"data-mining", FlowSizes::kDataMining}});
     } else if (flag == "--buffer-kib") {
       const double kib = to_number(flag, text);
       if (!(kib >= 1 && kib <= 1 << 20)) die("--buffer-kib must lie between 1 and 1048576");
@@ -172,15 +182,10 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
     } else if (flag == "--compute-jitter") {
       s.workload.compute_jitter = to_number(flag, text);
     } else if (flag == "--pfabric-rto") {
-      if (text == "backoff") {
-        s.tcp.pfabric_timer = RetransmitTimer::kBackoff;
-      } else if (text == "fixed") {
-        s.tcp.pfabric_timer = RetransmitTimer::kFixed;
-      } else if (text == "probe") {
-        s.tcp.pfabric_timer = RetransmitTimer::kProbe;
-      } else {
-        die("--pfabric-rto is backoff, fixed or probe");
-      }
+      s.tcp.pfabric_timer = choose<RetransmitTimer>(flag, text,
+                                                    {{"backoff", RetransmitTimer::kBackoff},
+                                                     {"fixed", RetransmitTimer::kFixed},
+                                                     {"probe", RetransmitTimer::kProbe}});
     } else if (flag == "--tcp-min-rto-us") {
       s.tcp.min_rto_us = to_number(flag, text);
     } else if (flag == "--ablate") {
@@ -204,23 +209,13 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
         }
       }
     } else if (flag == "--slicing") {
-      if (text == "layer-order") {
-        s.workload.slicing = Slicing::kLayerOrder;
-      } else if (text == "largest-first") {
-        s.workload.slicing = Slicing::kLargestFirst;
-      } else if (text == "sharded") {
-        s.workload.slicing = Slicing::kSharded;
-      } else {
-        die("--slicing is layer-order, largest-first or sharded");
-      }
+      s.workload.slicing = choose<Slicing>(flag, text,
+                                           {{"layer-order", Slicing::kLayerOrder},
+                                            {"largest-first", Slicing::kLargestFirst},
+                                            {"sharded", Slicing::kSharded}});
     } else if (flag == "--collective") {
-      if (text == "ps") {
-        s.workload.collective = Collective::kParameterServer;
-      } else if (text == "ring") {
-        s.workload.collective = Collective::kRingAllReduce;
-      } else {
-        die("--collective is ps or ring");
-      }
+      s.workload.collective = choose<Collective>(
+          flag, text, {{"ps", Collective::kParameterServer}, {"ring", Collective::kRingAllReduce}});
     } else {
       die("unknown option " + flag);
     }
