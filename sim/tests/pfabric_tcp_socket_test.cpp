@@ -28,12 +28,12 @@ using ns3::MicroSeconds;
 
 // Drops every packet of at least `min_bytes` on the device it is attached to, and every packet
 // whatsoever from `drop_all_from` until `drop_all_until`.
-class DropLargePackets : public ns3::ErrorModel {
+class ReceiverDrops : public ns3::ErrorModel {
  public:
   static ns3::TypeId GetTypeId() {
-    static ns3::TypeId tid = ns3::TypeId("dlcp::sim::DropLargePackets")
+    static ns3::TypeId tid = ns3::TypeId("dlcp::sim::ReceiverDrops")
                                  .SetParent<ns3::ErrorModel>()
-                                 .AddConstructor<DropLargePackets>();
+                                 .AddConstructor<ReceiverDrops>();
     return tid;
   }
   std::uint32_t min_bytes = 0;
@@ -97,7 +97,7 @@ Sends sends_of(RetransmitTimer timer, bool syn, std::uint32_t drop_from_bytes,
   link.SetDeviceAttribute("DataRate", ns3::StringValue("10Gbps"));
   link.SetChannelAttribute("Delay", ns3::TimeValue(MicroSeconds(10)));
   ns3::NetDeviceContainer devices = link.Install(nodes);
-  auto loss = ns3::CreateObject<DropLargePackets>();
+  auto loss = ns3::CreateObject<ReceiverDrops>();
   loss->min_bytes = drop_from_bytes;
   loss->drop_all_from = drop_all.first;
   loss->drop_all_until = drop_all.second;
