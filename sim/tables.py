@@ -132,6 +132,14 @@ def syns_resent(result):
     return "not counted" if tcp is None else f"{tcp['gradient']['syn_retransmissions']:,}"
 
 
+def pfabric(document):
+    return document["results"]["pfabric"]
+
+
+def gain(document):
+    return document["versus"]["pfabric"]
+
+
 def timer_rows(documents):
     """Groups documents that differ only in pFabric's timer; one row per group, timers in order."""
     groups = {}
@@ -151,12 +159,6 @@ def timer_rows(documents):
 
         def arrows(cell):
             return " -> ".join(cell(d) for d in chain)
-
-        def pfabric(d):
-            return d["results"]["pfabric"]
-
-        def gain(d):
-            return d["versus"]["pfabric"]
 
         rows.append(
             (

@@ -208,8 +208,7 @@ TEST(PfabricTcpSocket, ProbesWithOneByteAfterFiveTimeoutsUntilAcknowledged) {
   // after timeouts 1-4 are full, the re-send after the 5th is a probe, on the same timer; its
   // acknowledgement ends probe mode, and the rest goes out in full segments again.
   const auto sends = sends_of(RetransmitTimer::kProbe, false, kDropData);
-  const std::vector<std::uint32_t> full(kProbeAfterTimeouts, kSegmentBytes);
-  auto expected = full;
+  std::vector<std::uint32_t> expected(kProbeAfterTimeouts, kSegmentBytes);
   expected.push_back(1);
   EXPECT_EQ(first_segment_sends(sends), expected);
   const DataSend next = send_after_first_segment(sends);
