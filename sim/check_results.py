@@ -8,8 +8,10 @@ switches saw dlcp's packets in its priority bands and DCTCP's in best effort onl
 gradient FCT is below DCTCP's. Then re-runs dlcp alone with --merge of that document: the
 baselines must be kept as they were and dlcp's result must repeat exactly (same seed,
 deterministic simulator), also when it writes its flow file (--flows), whose flows must give
-the summary's counts and p99s. A merge with another configuration must be refused before
-anything runs, as must settings that cannot be simulated. A one-iteration run with
+the summary's counts and p99s. Two documents that each lack a scheme, gathered with
+--schemes none, must give the full document back; two that disagree on a result must be
+refused. A merge with another configuration must be refused before anything runs, as must
+settings that cannot be simulated. A one-iteration run with
 largest-first or sharded slicing must leave the busiest server within 1% of the mean intake,
 and no further from it than layer order does; sharded must send the largest layer to every
 server. With compute jitter X, the workers' first pushes must leave within [1 - X, 1 + X] of
@@ -74,6 +76,35 @@ def check_merge(command, out_dir, summary):
     flow_file = f"{out_dir}/{summary['scenario']}-dlcp-flows.csv"
     check_flow_file(flow_file, merged["results"]["dlcp"])
     return flow_file
+
+
+def check_gathering(command, out_dir, summary):
+    """`--schemes none` with two --merge documents gathers their schemes without running any:
+    the document must equal the full run's; two documents that disagree on a scheme's result
+    (its run time aside) are refused, naming the scheme."""
+    def write(name, drop, change=None):
+        document = json.loads(json.dumps(summary))
+        del document["results"][drop]
+        if change:
+            change(document["results"]["dlcp"])
+        path = f"{out_dir}/gather/{name}.json"
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(document, f)
+        return path
+
+    first = write("first", "pias")
+    second = write("second", "pfabric", lambda dlcp: dlcp.update(wall_s=dlcp["wall_s"] + 1))
+    gathered = run_summary(command + ["--schemes", "none", "--merge", first, "--merge", second,
+                                      "--out", f"{out_dir}/gather"])
+    if gathered["results"] != summary["results"] or gathered["versus"] != summary["versus"]:
+        fail("gathering two documents with --schemes none did not give the full run's results")
+    other = write("other", "pfabric", lambda dlcp: dlcp["gradient_fct_us"].update(p99=1e9))
+    refused = subprocess.run(command + ["--schemes", "none", "--merge", first, "--merge", other],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if refused.returncode != 2 or "for dlcp" not in refused.stderr:
+        fail(f"two documents with different dlcp results were gathered (exit "
+             f"{refused.returncode}, stderr {refused.stderr!r})")
 
 
 def imbalance(flow_file):
@@ -179,7 +210,8 @@ def check_refusals(command):
                        (["--slicing", "random"], "--slicing"),
                        (["--compute-jitter", "1"], "--compute-jitter"),
                        (["--pfabric-rto", "sometimes"], "--pfabric-rto"),
-                       (["--collective", "ring", "--slicing", "largest-first"], "--slicing")):
+                       (["--collective", "ring", "--slicing", "largest-first"], "--slicing"),
+                       (["--schemes", "none"], "--merge"), (["--schemes", ""], "--schemes")):
         refused = subprocess.run(command + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, timeout=60)
         if refused.returncode != 2 or named not in refused.stderr:
@@ -196,6 +228,7 @@ def main():
         summary = run_summary(command)
         check_results(summary)
         layer_order_flows = check_merge(command, out_dir, summary)
+        check_gathering(command, out_dir, summary)
         check_slicing(command, out_dir, layer_order_flows)
         check_jitter(command, out_dir, layer_order_flows)
         check_gray_spine(command)

@@ -36,7 +36,7 @@ void usage(std::ostream& out) {
          "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
          "                [--compute-jitter X] [--pfabric-rto backoff|fixed|probe]\n"
-         "                [--ablate LIST] [--merge FILE] [--flows] [--list]\n"
+         "                [--ablate LIST] [--merge FILE]... [--flows] [--list]\n"
          "--servers N sets the parameter servers (the other hosts are workers)\n"
          "--slicing largest-first assigns the servers' slices largest first (default: in layer\n"
          "order), each to the least loaded server; sharded cuts every layer over all servers,\n"
@@ -58,7 +58,9 @@ void usage(std::ostream& out) {
          "effort alone in the lowest)\n"
          "--flows also writes every finished flow to <out>/<scenario>-<scheme>-flows.csv\n"
          "--merge FILE keeps the other schemes' results from an earlier run's FILE (same\n"
-         "scenario, configuration and model revision) and re-runs only --schemes\n"
+         "scenario, configuration and model revision) and re-runs only --schemes; given\n"
+         "several times, it gathers their schemes (one scheme in two FILEs must have the same\n"
+         "result in both), and --schemes none re-runs nothing\n"
          "scenarios:";
   for (const auto& name : scenario_names()) out << " " << name;
   out << "\n";
@@ -67,7 +69,7 @@ void usage(std::ostream& out) {
 struct Options {
   std::string scenario;
   std::string out_dir = "sim-results";
-  std::string merge;  // an earlier document whose other schemes are kept
+  std::vector<std::string> merges;  // earlier documents whose other schemes are kept
   bool json = false;
   bool flows = false;  // also write every finished flow to <out>/<scenario>-<scheme>-flows.csv
   int jobs = 1;
@@ -123,7 +125,7 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
     } else if (arg == "--out") {
       options->out_dir = value();
     } else if (arg == "--merge") {
-      options->merge = value();
+      options->merges.push_back(value());
     } else if (arg == "--jobs") {
       options->jobs = static_cast<int>(to_number(arg, value()));
     } else if (arg == "--list") {
@@ -148,6 +150,11 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
   for (const auto& [flag, text] : overrides) {
     if (flag == "--schemes") {
       s.schemes.clear();
+      if (text == "none") {
+        // Only gathers earlier documents: without one there would be nothing to report.
+        if (options->merges.empty()) die("--schemes none needs --merge FILE");
+        continue;
+      }
       std::stringstream list(text);
       std::string name;
       while (std::getline(list, name, ',')) {
@@ -155,6 +162,7 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
         if (!parse_scheme(name, &scheme)) die("unknown scheme '" + name + "'");
         s.schemes.push_back(scheme);
       }
+      if (s.schemes.empty()) die("--schemes names no scheme");
     } else if (flag == "--iterations") {
       s.workload.iterations = to_count(flag, text);
     } else if (flag == "--load") {
@@ -270,11 +278,11 @@ int main(int argc, char** argv) {
   Options options;
   const ScenarioConfig scenario = parse(argc, argv, &options);
   std::vector<SchemeOutcome> kept;
-  if (!options.merge.empty()) {
+  if (!options.merges.empty()) {
     std::vector<std::string> rerun;
     for (Scheme scheme : scenario.schemes) rerun.push_back(scheme_name(scheme));
     try {
-      kept = kept_outcomes(options.merge, scenario, rerun);  // checked before hours of running
+      kept = kept_outcomes(options.merges, scenario, rerun);  // checked before hours of running
     } catch (const std::exception& e) {
       std::cerr << "dlcp-sim: " << e.what() << "\n";
       return 2;
