@@ -68,7 +68,7 @@ class TcpTransport : public MessageTransport {
   RetransmitTimer timer_;
   FlowLog& log_;
   std::vector<ns3::Ptr<ns3::Socket>> listeners_;
-  std::vector<std::unique_ptr<Flow>> flows_;
+  std::unordered_map<const Flow*, std::unique_ptr<Flow>> flows_;        // the unfinished ones
   std::map<std::pair<std::uint32_t, std::uint16_t>, Flow*> by_source_;  // (address, port)
   std::unordered_map<ns3::Socket*, Flow*> by_socket_;
   TcpLossCounters gradient_losses_;
