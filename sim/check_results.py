@@ -11,7 +11,8 @@ deterministic simulator), also when it writes its flow file (--flows), whose flo
 the summary's counts and p99s. Two documents that each lack a scheme, gathered with
 --schemes none, must give the full document back; two that disagree on a result must be
 refused. A merge with another configuration must be refused before anything runs, as must
-settings that cannot be simulated. A one-iteration run with
+settings that cannot be simulated. The first run writes progress lines for every scheme; the
+merge's re-run of dlcp writes none and must still repeat it exactly. A one-iteration run with
 largest-first or sharded slicing must leave the busiest server within 1% of the mean intake,
 and no further from it than layer order does; sharded must send the largest layer to every
 server. With compute jitter X, the workers' first pushes must leave within [1 - X, 1 + X] of
@@ -41,16 +42,29 @@ def finite(value):
     return isinstance(value, (int, float)) and math.isfinite(value)
 
 
-def run_summary(command):
-    run = subprocess.run(command, stdout=subprocess.PIPE, text=True)
+def run_summary(command, progress=None):
+    """The run's JSON summary. With `progress` (a list), its progress lines are added to it."""
+    run = subprocess.run(command, stdout=subprocess.PIPE, text=True,
+                         stderr=subprocess.PIPE if progress is not None else None)
     print(run.stdout)
+    if progress is not None:
+        progress.extend(line for line in run.stderr.splitlines() if "ms simulated after" in line)
+        print(f"{len(progress)} progress lines on stderr")
     if run.returncode != 0:
-        fail(f"dlcp-sim exited with {run.returncode}")
+        fail(f"dlcp-sim exited with {run.returncode}: {run.stderr or ''}")
     lines = [line for line in run.stdout.splitlines() if line.strip()]
     try:
         return json.loads(lines[-1])
     except (IndexError, json.JSONDecodeError) as error:
         fail(f"the last output line is not JSON: {error}")
+
+
+def check_progress(progress, summary):
+    """Every scheme's run wrote progress lines (the merge re-runs dlcp without them and must
+    repeat its result exactly, event count included)."""
+    for scheme in summary["results"]:
+        if not any(f" {summary['scenario']} {scheme}: " in line for line in progress):
+            fail(f"no progress line for {scheme} on stderr")
 
 
 def without_timing(result):
@@ -64,8 +78,9 @@ def check_merge(command, out_dir, summary):
     if refused.returncode != 2 or "seed" not in refused.stderr:
         fail(f"a merge across seeds was not refused by name (exit {refused.returncode}, "
              f"stderr {refused.stderr!r})")
-    # With --flows, which must not change the result either.
-    merged = run_summary(command + ["--schemes", "dlcp", "--merge", stored, "--flows"])
+    # With --flows, which must not change the result either, and without progress lines.
+    merged = run_summary(command + ["--schemes", "dlcp", "--merge", stored, "--flows",
+                                    "--progress-s", "0"])
     if list(merged["results"]) != list(summary["results"]):
         fail(f"merged schemes {list(merged['results'])} != {list(summary['results'])}")
     for scheme, result in summary["results"].items():
@@ -211,7 +226,8 @@ def check_refusals(command):
                        (["--compute-jitter", "1"], "--compute-jitter"),
                        (["--pfabric-rto", "sometimes"], "--pfabric-rto"),
                        (["--collective", "ring", "--slicing", "largest-first"], "--slicing"),
-                       (["--schemes", "none"], "--merge"), (["--schemes", ""], "--schemes")):
+                       (["--schemes", "none"], "--merge"), (["--schemes", ""], "--schemes"),
+                       (["--jobs", "0"], "--jobs"), (["--progress-s", "-1"], "--progress-s")):
         refused = subprocess.run(command + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, timeout=60)
         if refused.returncode != 2 or named not in refused.stderr:
@@ -225,8 +241,10 @@ def main():
     with tempfile.TemporaryDirectory() as out_dir:
         command = sys.argv[1:] + ["--json", "--out", out_dir, "--jobs", "2"]
         check_refusals(command)
-        summary = run_summary(command)
+        progress = []
+        summary = run_summary(command + ["--progress-s", "0.2"], progress)
         check_results(summary)
+        check_progress(progress, summary)
         layer_order_flows = check_merge(command, out_dir, summary)
         check_gathering(command, out_dir, summary)
         check_slicing(command, out_dir, layer_order_flows)

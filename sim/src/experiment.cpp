@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -23,6 +24,7 @@
 #include "ns3/tcp-l4-protocol.h"
 #include "ns3/tcp-socket-base.h"
 #include "ns3/uinteger.h"
+#include "progress.hpp"
 #include "stats.hpp"
 #include "tcp_transport.hpp"
 #include "topology.hpp"
@@ -87,8 +89,8 @@ std::string stats_json(const std::vector<double>& samples, std::uint64_t started
 
 }  // namespace
 
-std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme,
-                       const std::string& flows_path) {
+std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme, const std::string& flows_path,
+                       double progress_interval_s) {
   const auto wall_start = std::chrono::steady_clock::now();
   ns3::RngSeedManager::SetSeed(static_cast<std::uint32_t>(scenario.seed));
   configure_tcp(scenario, scheme);
@@ -103,6 +105,23 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme,
 
   FlowLog log;
   log.keep_records = !flows_path.empty();
+  ProgressReporter progress(
+      scenario.name + " " + scheme_name(scheme), progress_interval_s,
+      [] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+      },
+      std::cerr);
+  log.after_finished = [&] {
+    if (!progress.due()) return;
+    ProgressSnapshot now;
+    now.sim_ms = ns3::Simulator::Now().GetSeconds() * 1e3;
+    now.events = ns3::Simulator::GetEventCount();
+    now.gradient_finished = log.gradient_fct_us.size();
+    now.gradient_started = log.gradient_started;
+    now.background_finished = log.background_fct_us.size();
+    progress.report(now);
+  };
   TcpPriority priority = TcpPriority::kNone;
   if (scheme == Scheme::kPfabric) priority = TcpPriority::kRemainingSize;
   if (scheme == Scheme::kPias) priority = TcpPriority::kBytesSent;

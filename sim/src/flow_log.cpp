@@ -11,6 +11,7 @@ void FlowLog::finished(const Message& message, ns3::Time started_at) {
   const double fct_us = (now - started_at).GetSeconds() * 1e6;
   (message.kind == FlowKind::kGradient ? gradient_fct_us : background_fct_us).push_back(fct_us);
   if (keep_records) records.push_back(FlowRecord{message, started_at, now});
+  if (after_finished) after_finished();
 }
 
 const char* flow_kind_name(FlowKind kind) {

@@ -36,7 +36,8 @@ void usage(std::ostream& out) {
          "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
          "                [--compute-jitter X] [--pfabric-rto backoff|fixed|probe]\n"
-         "                [--ablate LIST] [--merge FILE]... [--flows] [--list]\n"
+         "                [--ablate LIST] [--merge FILE]... [--flows] [--progress-s X]\n"
+         "                [--list]\n"
          "--servers N sets the parameter servers (the other hosts are workers)\n"
          "--slicing largest-first assigns the servers' slices largest first (default: in layer\n"
          "order), each to the least loaded server; sharded cuts every layer over all servers,\n"
@@ -57,6 +58,8 @@ void usage(std::ostream& out) {
          "best-effort-sharing (the policy's least urgent class moves up a band, leaving best\n"
          "effort alone in the lowest)\n"
          "--flows also writes every finished flow to <out>/<scenario>-<scheme>-flows.csv\n"
+         "--progress-s X writes a progress line per scheme to stderr at most every X seconds\n"
+         "(default 60; 0 turns them off)\n"
          "--merge FILE keeps the other schemes' results from an earlier run's FILE (same\n"
          "scenario, configuration and model revision) and re-runs only --schemes; given\n"
          "several times, it gathers their schemes (one scheme in two FILEs must have the same\n"
@@ -73,6 +76,7 @@ struct Options {
   bool json = false;
   bool flows = false;  // also write every finished flow to <out>/<scenario>-<scheme>-flows.csv
   int jobs = 1;
+  double progress_interval_s = 60;
 };
 
 [[noreturn]] void die(const std::string& message) {
@@ -126,8 +130,12 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       options->out_dir = value();
     } else if (arg == "--merge") {
       options->merges.push_back(value());
+    } else if (arg == "--progress-s") {
+      options->progress_interval_s = to_number(arg, value());
+      if (!(options->progress_interval_s >= 0)) die("--progress-s must be 0 or more");
     } else if (arg == "--jobs") {
-      options->jobs = static_cast<int>(to_number(arg, value()));
+      options->jobs = to_count(arg, value());
+      if (options->jobs < 1) die("--jobs needs at least 1");
     } else if (arg == "--list") {
       for (const auto& name : scenario_names()) {
         ScenarioConfig s;
@@ -255,14 +263,14 @@ std::string read_file(const std::string& path) {
 
 // Runs one scheme in a child process that writes its result to `path`.
 pid_t launch(const ScenarioConfig& scenario, Scheme scheme, const std::string& path,
-             const std::string& flows_path) {
+             const std::string& flows_path, double progress_interval_s) {
   std::cout.flush();
   const pid_t pid = fork();
   if (pid < 0) die("fork failed");
   if (pid > 0) return pid;
   int status = 0;
   try {
-    const std::string result = run_scheme(scenario, scheme, flows_path);
+    const std::string result = run_scheme(scenario, scheme, flows_path, progress_interval_s);
     std::ofstream(path) << result;
   } catch (const std::exception& e) {
     std::ofstream(path) << "{\"scheme\":" << json::quote(scheme_name(scheme))
@@ -325,7 +333,8 @@ int main(int argc, char** argv) {
                                     ? options.out_dir + "/" + scenario.name + "-" +
                                           scheme_name(scenario.schemes[next]) + "-flows.csv"
                                     : "";
-      running[next] = launch(scenario, scenario.schemes[next], paths[next], flows);
+      running[next] =
+          launch(scenario, scenario.schemes[next], paths[next], flows, options.progress_interval_s);
       ++active;
       ++next;
     } else {

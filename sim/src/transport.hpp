@@ -55,6 +55,7 @@ struct FlowLog {
   std::uint64_t background_started = 0;
   bool keep_records = false;
   std::vector<FlowRecord> records;
+  std::function<void()> after_finished;  // e.g. a progress line; may be empty
 
   void started(FlowKind kind) {
     ++(kind == FlowKind::kGradient ? gradient_started : background_started);
