@@ -225,6 +225,7 @@ def check_refusals(command):
                        (["--slicing", "random"], "--slicing"),
                        (["--compute-jitter", "1"], "--compute-jitter"),
                        (["--pfabric-rto", "sometimes"], "--pfabric-rto"),
+                       (["--eligible-threshold", "class"], "--eligible-threshold"),
                        (["--collective", "ring", "--slicing", "largest-first"], "--slicing"),
                        (["--schemes", "none"], "--merge"), (["--schemes", ""], "--schemes"),
                        (["--jobs", "0"], "--jobs"), (["--progress-s", "-1"], "--progress-s")):

@@ -5,6 +5,9 @@
     sim/tables.py --summary FILE...  one row per document: dlcp and the gains against each scheme
     sim/tables.py --scale FILE...    the scale table: gains against each baseline per document
     sim/tables.py --timers FILE...   pFabric's timers: one row per setting, backoff -> fixed -> probe
+    sim/tables.py --ablations FILE...  dlcp with mechanisms turned off (--ablate) or its switch
+                                     options changed, a row per document, against its setting
+                                     with nothing changed and DCTCP
 
 The per-scenario, scale and variant tables of the docs come from stored documents through this
 script, so a re-run followed by this script refreshes them.
@@ -179,51 +182,155 @@ def timer_rows(documents):
     return ["| " + " | ".join(cells) + " |" for _, cells in sorted(rows)]
 
 
+# dlcp's --ablate names and the configuration keys they turn off (absent = on). None of them
+# changes a baseline's network: DCTCP and NewReno use one band and mark per port anyway.
+ABLATIONS = {
+    "ecn": "dlcp_ecn_capable",
+    "precedence": "dlcp_drop_precedence",
+    "queue-marking": "mark_per_queue",
+    "receiver-share": "dlcp_receiver_share",
+    "best-effort-sharing": "best_effort_shared",
+}
+# Switch options that only dlcp's packets feel (no baseline sends drop-eligible packets): the
+# name the table gives each, its configuration key and its value when set (absent = default).
+DLCP_SWITCH_OPTIONS = {"eligible-threshold queue": ("eligible_threshold", "queue")}
+CHANGE_KEYS = set(ABLATIONS.values()) | {key for key, _ in DLCP_SWITCH_OPTIONS.values()}
+
+
+def ablated(config):
+    """What a configuration changes for dlcp: the --ablate names it turns off, in ABLATIONS'
+    order, then the dlcp-only switch options it sets."""
+    names = [name for name, key in ABLATIONS.items() if config.get(key, True) is False]
+    return names + [name for name, (key, value) in DLCP_SWITCH_OPTIONS.items()
+                    if config.get(key) == value]
+
+
+def change(value, reference):
+    """Percent change against the reference, as the docs write it (+12.3%)."""
+    return f"{100.0 * (value - reference) / reference:+.1f}%"
+
+
+def versus_dctcp(dlcp, dctcp):
+    """dlcp's speed-up (DCTCP's mean iteration over dlcp's) and how much lower its p99 gradient
+    FCT is, in percent, as dlcp-sim's own `versus` computes them."""
+    speedup = dctcp["iteration_ms"]["mean"] / dlcp["iteration_ms"]["mean"]
+    p99, reference = dlcp["gradient_fct_us"]["p99"], dctcp["gradient_fct_us"]["p99"]
+    return speedup, 100.0 * (reference - p99) / reference
+
+
+def ablation_rows(documents):
+    """Groups the documents by setting (their configuration but the keys of ablated()); one row
+    per document with dlcp, against the group's document with nothing changed and the group's
+    DCTCP. Rows sort by collective, hosts, seed, then number of changes."""
+    groups = {}
+    for path, document in documents:
+        config = document["config"]
+        setting = {k: v for k, v in config.items() if k not in CHANGE_KEYS}
+        key = json.dumps(setting, sort_keys=True)
+        off = tuple(ablated(config))
+        if off in groups.setdefault(key, {}):
+            sys.exit(f"{path}: a second document with `{','.join(off) or 'none'}` for one setting")
+        groups[key][off] = (path, document)
+    rows = []
+    for key, by_off in groups.items():
+        setting = json.loads(key)
+        if () not in by_off:
+            sys.exit(f"{by_off[min(by_off)][0]}: no document without ablations for its setting")
+        reference = by_off[()][1]["results"].get("dlcp")
+        dctcp = next((d["results"]["dctcp"] for _, d in by_off.values() if "dctcp" in d["results"]),
+                     None)
+        for off, (path, document) in by_off.items():
+            dlcp = document["results"].get("dlcp")
+            if not dlcp or "error" in dlcp or not reference or "error" in reference:
+                sys.exit(f"{path}: dlcp missing or failed")
+            mean, p99 = dlcp["iteration_ms"]["mean"], dlcp["gradient_fct_us"]["p99"]
+            cells = [
+                setting["collective"],
+                str(setting["hosts"]),
+                str(setting["seed"]),
+                ", ".join(f"`{name}`" for name in off) or "none",
+                ms(mean) if not off else
+                f"{ms(mean)} ({change(mean, reference['iteration_ms']['mean'])})",
+                us(p99) if not off else
+                f"{us(p99)} ({change(p99, reference['gradient_fct_us']['p99'])})",
+                us(dlcp["background_fct_us"].get("p99")),
+                f"{dlcp['switch']['dropped_drop_eligible']:,}",
+                f"{dlcp['switch']['ce_marked']:,}",
+                f"{dlcp['dlcp']['retransmitted_packets']:,}",
+            ]
+            if dctcp:
+                speedup, lower = versus_dctcp(dlcp, dctcp)
+                cells += [f"{speedup:.2f}x", f"{lower:.1f}%"]
+            else:
+                cells += ["-", "-"]
+            order = (setting["collective"], setting["hosts"], setting["seed"], len(off), off)
+            rows.append((order, cells))
+    return ["| " + " | ".join(cells) + " |" for _, cells in sorted(rows)]
+
+
+SUMMARY_HEADER = [
+    "document",
+    "dlcp iteration (ms) / p99 FCT (us)",
+    "dlcp packets re-sent",
+    "dlcp packets dropped (refused or full port)",
+] + [f"{NAMES[s]}: iteration / p99, speed-up, p99 lower" for s in BASELINES]
+TIMERS_HEADER = [
+    "hosts",
+    "jitter",
+    "seed",
+    "pFabric's timer",
+    "pFabric iteration (ms)",
+    "pFabric p99 gradient FCT (us)",
+    "pFabric SYNs re-sent",
+    "dlcp speed-up vs pFabric",
+    "p99 gradient FCT lower",
+]
+ABLATIONS_HEADER = [
+    "collective",
+    "hosts",
+    "seed",
+    "turned off (`--ablate`) or changed",
+    "dlcp iteration mean (ms)",
+    "dlcp p99 gradient FCT (us)",
+    "background p99 FCT (us)",
+    "drop-eligible refused",
+    "CE marks",
+    "dlcp packets re-sent",
+    "speed-up vs DCTCP",
+    "p99 gradient FCT lower than DCTCP's",
+]
+SCALE_HEADER = (
+    ["hosts"]
+    + [f"speed-up vs {NAMES[s]}" for s in BASELINES]
+    + [f"p99 gradient FCT lower vs {NAMES[s]}" for s in BASELINES]
+)
+
+
+def print_table(header, rows):
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print(row)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--summary", action="store_true")
     mode.add_argument("--scale", action="store_true")
     mode.add_argument("--timers", action="store_true")
+    mode.add_argument("--ablations", action="store_true")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args()
     documents = [(path, load(path)) for path in args.files]
     if args.summary:
-        header = [
-            "document",
-            "dlcp iteration (ms) / p99 FCT (us)",
-            "dlcp packets re-sent",
-            "dlcp packets dropped (refused or full port)",
-        ]
-        header += [f"{NAMES[s]}: iteration / p99, speed-up, p99 lower" for s in BASELINES]
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for path, document in documents:
-            print(summary_row(path, document))
+        print_table(SUMMARY_HEADER, [summary_row(path, d) for path, d in documents])
     elif args.timers:
-        header = [
-            "hosts",
-            "jitter",
-            "seed",
-            "pFabric's timer",
-            "pFabric iteration (ms)",
-            "pFabric p99 gradient FCT (us)",
-            "pFabric SYNs re-sent",
-            "dlcp speed-up vs pFabric",
-            "p99 gradient FCT lower",
-        ]
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in timer_rows(documents):
-            print(row)
+        print_table(TIMERS_HEADER, timer_rows(documents))
+    elif args.ablations:
+        print_table(ABLATIONS_HEADER, ablation_rows(documents))
     elif args.scale:
-        speedups = [f"speed-up vs {NAMES[s]}" for s in BASELINES]
-        lowers = [f"p99 gradient FCT lower vs {NAMES[s]}" for s in BASELINES]
-        header = ["hosts"] + speedups + lowers
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for _, document in documents:
-            print(scale_row(document))
+        print_table(SCALE_HEADER, [scale_row(d) for _, d in documents])
     else:
         for path, document in documents:
             print(f"{path}: {document.get('description', '')}\n")

@@ -47,6 +47,12 @@ ns3::TypeId DropPrecedenceQueueDisc::GetTypeId() {
                         ns3::BooleanValue(true),
                         ns3::MakeBooleanAccessor(&DropPrecedenceQueueDisc::mark_per_band_),
                         ns3::MakeBooleanChecker())
+          .AddAttribute("DropEligiblePerBand",
+                        "Compare the packet's own band's bytes with DropEligibleBytes instead of "
+                        "the whole port's",
+                        ns3::BooleanValue(false),
+                        ns3::MakeBooleanAccessor(&DropPrecedenceQueueDisc::eligible_per_band_),
+                        ns3::MakeBooleanChecker())
           .AddAttribute("EvictLowerPriority",
                         "pFabric-style: make room by dropping less urgent "
                         "packets",
@@ -99,8 +105,9 @@ bool DropPrecedenceQueueDisc::DoEnqueue(ns3::Ptr<ns3::QueueDiscItem> item) {
   if (auto ipv4_item = ns3::DynamicCast<ns3::Ipv4QueueDiscItem>(item)) {
     tos = ipv4_item->GetHeader().GetTos();
   }
+  const std::uint32_t band_bytes = GetInternalQueue(static_cast<std::size_t>(band))->GetNBytes();
   if (is_drop_eligible(policy_, static_cast<std::uint8_t>(tos >> 2)) &&
-      occupancy + size > drop_eligible_bytes_) {
+      (eligible_per_band_ ? band_bytes : occupancy) + size > drop_eligible_bytes_) {
     ++counters_.dropped_drop_eligible;
     DropBeforeEnqueue(item, kDropEligible);
     return false;
@@ -112,8 +119,7 @@ bool DropPrecedenceQueueDisc::DoEnqueue(ns3::Ptr<ns3::QueueDiscItem> item) {
       return false;
     }
   }
-  const std::uint32_t marked_queue =
-      mark_per_band_ ? GetInternalQueue(static_cast<std::size_t>(band))->GetNBytes() : occupancy;
+  const std::uint32_t marked_queue = mark_per_band_ ? band_bytes : occupancy;
   if (mark_bytes_ > 0 && marked_queue + size > mark_bytes_ && Mark(item, kMarked)) {
     ++counters_.marked;
   }

@@ -2,8 +2,9 @@
 // optional ECN marking and optional pFabric-style eviction.
 //
 //  - band: from the attached packet filter (DscpPacketFilter), 0 = most urgent;
-//  - drop precedence: a drop-eligible packet is refused once the port holds more than
-//    drop_eligible_bytes, a protected one only when the buffer (buffer_bytes) is full;
+//  - drop precedence: a drop-eligible packet is refused once the port (or, with
+//    eligible_per_band on, its own band's queue) holds more than drop_eligible_bytes, a
+//    protected one only when the buffer (buffer_bytes) is full;
 //  - ECN: an ECN-capable packet is CE-marked when its band's queue (or, with mark_per_band off,
 //    the whole port) holds more than mark_bytes (0 = off), on the instantaneous occupancy as
 //    DCTCP's switches do. Per-queue marking keeps best-effort backlog from marking urgent bands;
@@ -61,6 +62,7 @@ class DropPrecedenceQueueDisc : public ns3::QueueDisc {
   std::uint32_t drop_eligible_bytes_ = 0;
   std::uint32_t mark_bytes_ = 0;
   bool mark_per_band_ = true;
+  bool eligible_per_band_ = false;
   bool evict_lower_priority_ = false;
   std::uint64_t loss_threshold_ = 0;  // a draw below it is lost; 0 = no random loss
   std::mt19937_64 random_;

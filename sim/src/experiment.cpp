@@ -100,6 +100,7 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme, const std:
   ports.mark_per_band = scenario.fabric.mark_per_queue && scheme != Scheme::kPias;
   ports.evict_lower_priority = scheme == Scheme::kPfabric;
   ports.share_best_effort = scenario.fabric.best_effort_shared;
+  ports.eligible_per_band = scenario.fabric.eligible_per_queue;
   Topology topology = build_topology(scenario.fabric, scenario.policy, ports, scenario.seed);
   const int hosts = scenario.fabric.hosts();
 

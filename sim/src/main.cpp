@@ -36,6 +36,7 @@ void usage(std::ostream& out) {
          "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
          "                [--compute-jitter X] [--pfabric-rto backoff|fixed|probe]\n"
+         "                [--eligible-threshold port|queue]\n"
          "                [--ablate LIST] [--merge FILE]... [--flows] [--progress-s X]\n"
          "                [--list]\n"
          "--servers N sets the parameter servers (the other hosts are workers)\n"
@@ -50,6 +51,10 @@ void usage(std::ostream& out) {
          "data and of SYNs), as pFabric's rate control does, instead of doubling it (default:\n"
          "backoff, ns-3's TCP); probe also re-sends one-byte segments after 5 consecutive\n"
          "timeouts until one is acknowledged (pFabric's probe mode)\n"
+         "--eligible-threshold queue refuses a drop-eligible packet once its own band's queue,\n"
+         "not the whole port, holds more than the drop-eligible share (half) of the buffer, as\n"
+         "the library's switch plan gives each class's drop-eligible packets a queue of their\n"
+         "own (default: port)\n"
          "--compute-jitter X draws each worker's compute speed per iteration, uniform in\n"
          "[1 - X, 1 + X] (default 0: the workers compute in lockstep)\n"
          "--ablate LIST turns off, comma-separated: ecn (dlcp's packets not ECN-capable),\n"
@@ -202,6 +207,8 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
                                                     {{"backoff", RetransmitTimer::kBackoff},
                                                      {"fixed", RetransmitTimer::kFixed},
                                                      {"probe", RetransmitTimer::kProbe}});
+    } else if (flag == "--eligible-threshold") {
+      s.fabric.eligible_per_queue = choose<bool>(flag, text, {{"port", false}, {"queue", true}});
     } else if (flag == "--tcp-min-rto-us") {
       s.tcp.min_rto_us = to_number(flag, text);
     } else if (flag == "--ablate") {

@@ -21,6 +21,7 @@ struct PortLimits {
   std::uint32_t mark = 0;  // 0 = no marking
   bool mark_per_band = true;
   bool share_best_effort = true;
+  bool eligible_per_band = false;
 };
 
 PortLimits switch_port_limits(const FabricConfig& fabric, const PortBehaviour& behaviour,
@@ -34,6 +35,7 @@ PortLimits switch_port_limits(const FabricConfig& fabric, const PortBehaviour& b
   }
   limits.mark_per_band = behaviour.mark_per_band;
   limits.share_best_effort = behaviour.share_best_effort;
+  limits.eligible_per_band = behaviour.eligible_per_band;
   return limits;
 }
 
@@ -45,7 +47,8 @@ ns3::Ptr<DropPrecedenceQueueDisc> install_port(ns3::Ptr<ns3::NetDevice> device,
       "dlcp::sim::DropPrecedenceQueueDisc", "BufferBytes", ns3::UintegerValue(limits.buffer),
       "DropEligibleBytes", ns3::UintegerValue(limits.drop_eligible), "MarkBytes",
       ns3::UintegerValue(limits.mark), "MarkPerBand", ns3::BooleanValue(limits.mark_per_band),
-      "EvictLowerPriority", ns3::BooleanValue(evict));
+      "EvictLowerPriority", ns3::BooleanValue(evict), "DropEligiblePerBand",
+      ns3::BooleanValue(limits.eligible_per_band));
   helper.AddPacketFilter(handle, "dlcp::sim::DscpPacketFilter");
   ns3::QueueDiscContainer installed = helper.Install(device);
   auto port = ns3::DynamicCast<DropPrecedenceQueueDisc>(installed.Get(0));
@@ -116,8 +119,8 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
   // equivalent of Linux's TCP small queues, so without marks an ECN flow whose bottleneck is its
   // own NIC grows its window up to the socket buffer: megabytes of standing queue in front of
   // every other packet of that band.
-  const PortLimits host_nic{fabric.host_buffer_bytes, fabric.host_buffer_bytes, leaf_down.mark,
-                            leaf_down.mark_per_band, leaf_down.share_best_effort};
+  PortLimits host_nic = leaf_down;
+  host_nic.buffer = host_nic.drop_eligible = fabric.host_buffer_bytes;
   const PortLimits fabric_port = switch_port_limits(fabric, behaviour, fabric.fabric_link_gbps);
 
   auto fabric_map = std::make_shared<FabricMap>();

@@ -23,6 +23,9 @@ struct PortBehaviour {
   // The policy's least urgent class shares the best-effort band (FabricConfig's
   // best_effort_shared).
   bool share_best_effort = true;
+  // Drop-eligible packets are refused on their own band's occupancy rather than the port's
+  // (FabricConfig's eligible_per_queue).
+  bool eligible_per_band = false;
 };
 
 struct Topology {

@@ -1,0 +1,88 @@
+"""sim/tables.py's ablation table on fixed documents: settings, changes and gains against DCTCP."""
+
+import unittest
+
+import tables
+
+
+def result(mean_ms, p99_us, background_p99_us=1000.0, refused=0, marks=0, resent=0):
+    return {
+        "iteration_ms": {"mean": mean_ms},
+        "gradient_fct_us": {"p99": p99_us},
+        "background_fct_us": {"p99": background_p99_us},
+        "switch": {"dropped_drop_eligible": refused, "ce_marked": marks},
+        "dlcp": {"retransmitted_packets": resent},
+    }
+
+
+def document(config_changes, results, seed=1):
+    config = {"hosts": 16, "collective": "ring_allreduce", "seed": seed, "mark_per_queue": True,
+              "dlcp_ecn_capable": True, "dlcp_drop_precedence": True,
+              "dlcp_receiver_share": True}
+    config.update(config_changes)
+    return {"config": config, "results": results}
+
+
+class AblatedTest(unittest.TestCase):
+    def test_names_follow_the_keys_turned_off(self):
+        self.assertEqual(tables.ablated({"dlcp_ecn_capable": True}), [])
+        # best_effort_shared is written only when false; absent means on.
+        self.assertEqual(
+            tables.ablated({"dlcp_drop_precedence": False, "best_effort_shared": False}),
+            ["precedence", "best-effort-sharing"])
+        self.assertEqual(tables.ablated({"mark_per_queue": False}), ["queue-marking"])
+
+    def test_dlcp_switch_options_follow_the_ablations(self):
+        self.assertEqual(tables.ablated({"eligible_threshold": "port"}), [])
+        self.assertEqual(
+            tables.ablated({"eligible_threshold": "queue", "best_effort_shared": False}),
+            ["best-effort-sharing", "eligible-threshold queue"])
+
+
+class ArithmeticTest(unittest.TestCase):
+    def test_change_is_signed_percent(self):
+        self.assertEqual(tables.change(4.0, 8.0), "-50.0%")
+        self.assertEqual(tables.change(9.0, 8.0), "+12.5%")
+        self.assertEqual(tables.change(8.0, 8.0), "+0.0%")
+
+    def test_versus_dctcp_as_dlcp_sim_computes_it(self):
+        # The stored ring document: dlcp 7.92578 ms and 53.607 us, DCTCP 17.1215 ms and 42.163 us
+        # give dlcp-sim's own 2.16023x and -27.1423%.
+        speedup, lower = tables.versus_dctcp(result(7.92578, 53.607), result(17.1215, 42.163))
+        self.assertAlmostEqual(speedup, 2.16023, places=5)
+        self.assertAlmostEqual(lower, -27.1423, places=4)
+
+
+class AblationRowsTest(unittest.TestCase):
+    def test_rows_compare_with_the_setting_without_ablations_and_its_dctcp(self):
+        reference = document({}, {"dlcp": result(8.0, 50.0), "dctcp": result(16.0, 40.0)})
+        alone = document({"best_effort_shared": False},
+                         {"dlcp": result(4.0, 6.0, refused=3, marks=1234, resent=5)})
+        other_seed = document({}, {"dlcp": result(2.0, 10.0)}, seed=2)
+        per_queue = document({"eligible_threshold": "queue"}, {"dlcp": result(6.0, 40.0)})
+        rows = tables.ablation_rows(
+            [("a", alone), ("b", reference), ("c", other_seed), ("d", per_queue)])
+        self.assertEqual(rows, [
+            "| ring_allreduce | 16 | 1 | none | 8.00 | 50 | 1000 | 0 | 0 | 0 | 2.00x | -25.0% |",
+            "| ring_allreduce | 16 | 1 | `best-effort-sharing` | 4.00 (-50.0%) | 6 (-88.0%) "
+            "| 1000 | 3 | 1,234 | 5 | 4.00x | 85.0% |",
+            "| ring_allreduce | 16 | 1 | `eligible-threshold queue` | 6.00 (-25.0%) | 40 (-20.0%) "
+            "| 1000 | 0 | 0 | 0 | 2.67x | 0.0% |",
+            "| ring_allreduce | 16 | 2 | none | 2.00 | 10 | 1000 | 0 | 0 | 0 | - | - |",
+        ])
+
+    def test_a_setting_without_its_reference_is_refused(self):
+        alone = document({"best_effort_shared": False}, {"dlcp": result(4.0, 6.0)})
+        with self.assertRaises(SystemExit) as raised:
+            tables.ablation_rows([("alone.json", alone)])
+        self.assertIn("alone.json: no document without ablations", str(raised.exception))
+
+    def test_two_documents_for_one_setting_are_refused(self):
+        first = document({}, {"dlcp": result(8.0, 50.0)})
+        with self.assertRaises(SystemExit) as raised:
+            tables.ablation_rows([("a.json", first), ("b.json", first)])
+        self.assertIn("b.json: a second document with `none`", str(raised.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
