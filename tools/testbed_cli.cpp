@@ -52,6 +52,8 @@ void add_testbed_options(CLI::App* command, testbed::TestbedOptions& o) {
           [&o](double v) { o.port.drop_eligible_bytes = static_cast<std::size_t>(v * 1024); },
           "Buffer of the drop-eligible queues in KiB (default 48)")
       ->check(CLI::PositiveNumber);
+  command->add_flag("--best-effort-alone", o.port.best_effort_alone,
+                    "Leave best effort alone in class 7 (dlcp's last class shares class 6)");
   command->add_option("--gray-spine", o.gray.spine, "Spine with the gray failure (-1 = none)")
       ->check(CLI::Range(-1, 3));
   command->add_option("--gray-loss", o.gray.loss_rate, "Gray failure loss rate")

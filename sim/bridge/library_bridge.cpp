@@ -5,6 +5,7 @@
 #include "../src/library.hpp"
 #include "collectives/block_layout.hpp"
 #include "policy/policy.hpp"
+#include "switch/switch_plan.hpp"
 #include "transport/delivery_meter.hpp"
 #include "transport/pacer.hpp"
 #include "transport/rate_controller.hpp"
@@ -12,6 +13,7 @@
 namespace dlcp::sim::library {
 
 static_assert(kPriorityClasses == dlcp::kPriorityClasses);
+static_assert(kPriorityClasses == dlcp::switchconf::kTrafficClasses);
 
 struct Policy::Options {
   dlcp::PolicyOptions value;
@@ -60,6 +62,19 @@ std::vector<std::uint8_t> Policy::protected_packets(const float* values, std::si
                                                     std::size_t stride) const {
   return dlcp::policy::protected_packets(std::span<const float>(values, count), stride,
                                          options_->value.protected_share);
+}
+
+SwitchBands Policy::switch_bands(bool best_effort_alone) const {
+  dlcp::switchconf::PortOptions port;
+  port.best_effort_alone = best_effort_alone;
+  const auto plan = dlcp::switchconf::make_switch_plan(options_->value.dscp, port);
+  SwitchBands bands;
+  for (int dscp = 0; dscp < kDscpCount; ++dscp) {
+    const auto& queue = dlcp::switchconf::queue_of_dscp(plan, static_cast<std::uint8_t>(dscp));
+    bands.band[static_cast<std::size_t>(dscp)] = static_cast<std::int8_t>(queue.traffic_class);
+    bands.drop_eligible[static_cast<std::size_t>(dscp)] = queue.drop_eligible;
+  }
+  return bands;
 }
 
 int priority_class(int layer, int num_layers) {

@@ -106,7 +106,7 @@ bool DropPrecedenceQueueDisc::DoEnqueue(ns3::Ptr<ns3::QueueDiscItem> item) {
     tos = ipv4_item->GetHeader().GetTos();
   }
   const std::uint32_t band_bytes = GetInternalQueue(static_cast<std::size_t>(band))->GetNBytes();
-  if (is_drop_eligible(policy_, static_cast<std::uint8_t>(tos >> 2)) &&
+  if (drop_eligible_[static_cast<std::size_t>(tos >> 2)] &&
       (eligible_per_band_ ? band_bytes : occupancy) + size > drop_eligible_bytes_) {
     ++counters_.dropped_drop_eligible;
     DropBeforeEnqueue(item, kDropEligible);

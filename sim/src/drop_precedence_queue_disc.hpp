@@ -40,7 +40,10 @@ class DropPrecedenceQueueDisc : public ns3::QueueDisc {
   static ns3::TypeId GetTypeId();
   DropPrecedenceQueueDisc();
 
-  void set_policy(const library::Policy& policy) { policy_ = policy; }
+  // Which codepoints are drop-eligible, from the library's switch plan, looked up per packet.
+  void set_policy(const library::Policy& policy) {
+    drop_eligible_ = policy.switch_bands(/*best_effort_alone=*/false).drop_eligible;
+  }
   // Drops `share` of arriving packets at random, from a generator of its own seeded with `seed`
   // (not one of ns-3's streams, so healthy runs draw exactly the random numbers they always did).
   void set_random_loss(double share, std::uint64_t seed);
@@ -57,7 +60,8 @@ class DropPrecedenceQueueDisc : public ns3::QueueDisc {
   bool evict_for(int band, std::uint32_t bytes);
   bool lose_at_random();
 
-  library::Policy policy_;
+  std::array<bool, library::kDscpCount> drop_eligible_ =
+      library::Policy().switch_bands(false).drop_eligible;
   std::uint32_t buffer_bytes_ = 0;
   std::uint32_t drop_eligible_bytes_ = 0;
   std::uint32_t mark_bytes_ = 0;

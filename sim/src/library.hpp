@@ -8,6 +8,7 @@
 // here or there.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -16,6 +17,15 @@
 namespace dlcp::sim::library {
 
 inline constexpr int kPriorityClasses = 8;  // checked against dlcp::kPriorityClasses in the bridge
+inline constexpr int kDscpCount = 64;
+
+// What a switch port makes of each DSCP under the library's switch plan
+// (switchconf::make_switch_plan with the policy's table): its traffic class, which is the
+// strict-priority band (0 = most urgent), and whether it is drop-eligible.
+struct SwitchBands {
+  std::array<std::int8_t, kDscpCount> band{};
+  std::array<bool, kDscpCount> drop_eligible{};
+};
 
 // dlcp::PolicyOptions (library defaults unless changed) and the policy functions that read it.
 class Policy {
@@ -33,6 +43,9 @@ class Policy {
   std::uint8_t control_tos() const;  // policy::control_tos
   std::uint8_t control_dscp() const;
   int class_of_dscp(std::uint8_t dscp) const;  // policy::class_of_dscp over the table
+  // The switch plan's bands for this policy's table; best_effort_alone as in
+  // switchconf::PortOptions (the other port options do not move a codepoint).
+  SwitchBands switch_bands(bool best_effort_alone) const;
   // policy::protected_packets with this policy's protected_share.
   std::vector<std::uint8_t> protected_packets(const float* values, std::size_t count,
                                               std::size_t stride) const;

@@ -1,9 +1,12 @@
-// The switch ports' band of each DSCP, from the library's default policy table: dlcp's classes
-// in their own bands, control first, unknown codepoints in best effort, and the experiment that
-// leaves best effort alone.
+// The switch ports' band of each DSCP, from the library's switch plan for its default policy
+// table: dlcp's classes in their own bands, control first, other codepoints by the class-selector
+// map (DSCP 0 in best effort), and the plan's option that leaves best effort alone.
 #include <gtest/gtest.h>
 
 #include "dscp_classifier.hpp"
+#include "ns3/ipv4-header.h"
+#include "ns3/ipv4-queue-disc-item.h"
+#include "ns3/packet.h"
 
 namespace dlcp::sim {
 namespace {
@@ -20,7 +23,26 @@ TEST(BandOfDscp, EachClassInItsOwnBandWithBestEffortInTheLast) {
   }
   EXPECT_EQ(band_of_dscp(policy, policy.control_dscp()), 0);
   EXPECT_EQ(band_of_dscp(policy, 0), kBestEffortBand);  // plain TCP, the background
-  EXPECT_EQ(band_of_dscp(policy, 8), kBestEffortBand);  // CS1: not one of dlcp's codepoints
+  // Codepoints the table does not hold follow a switch's default class-selector map.
+  EXPECT_EQ(band_of_dscp(policy, 8), kBestEffortBand - 1);  // CS1
+  EXPECT_EQ(band_of_dscp(policy, 46), 2);                   // EF, in class selector 5
+}
+
+TEST(DscpPacketFilter, ClassifiesAsBandOfDscp) {
+  const library::Policy policy;
+  for (const bool share : {true, false}) {
+    auto filter = ns3::CreateObject<DscpPacketFilter>();
+    filter->set_policy(policy, share);
+    for (int dscp = 0; dscp < library::kDscpCount; ++dscp) {
+      ns3::Ipv4Header header;
+      header.SetTos(static_cast<std::uint8_t>(dscp << 2 | 0b11));  // ECN bits set: ignored
+      auto item = ns3::Create<ns3::Ipv4QueueDiscItem>(ns3::Create<ns3::Packet>(100), ns3::Address(),
+                                                      0x0800, header);
+      EXPECT_EQ(filter->Classify(item),
+                band_of_dscp(policy, static_cast<std::uint8_t>(dscp), share))
+          << "DSCP " << dscp << (share ? ", shared" : ", alone");
+    }
+  }
 }
 
 TEST(BandOfDscp, WithoutSharingTheLeastUrgentClassMovesUpAndBestEffortIsAlone) {

@@ -1,5 +1,6 @@
 #include "switch/switch_plan.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -66,8 +67,9 @@ SwitchPlan make_switch_plan(const DscpTable& table, const PortOptions& port) {
   };
   for (int c = 0; c < kTrafficClasses; ++c) {
     const auto i = static_cast<std::size_t>(c);
-    assign(table.protected_dscp[i], queue_index(c, false));
-    assign(table.drop_eligible_dscp[i], queue_index(c, true));
+    const int traffic_class = port.best_effort_alone ? std::min(c, kTrafficClasses - 2) : c;
+    assign(table.protected_dscp[i], queue_index(traffic_class, false));
+    assign(table.drop_eligible_dscp[i], queue_index(traffic_class, true));
   }
   assign(table.control_dscp, queue_index(0, false));
   for (std::uint8_t dscp = 0; dscp < kDscpCount; ++dscp) {

@@ -17,6 +17,12 @@ struct PortOptions {
   int mtu = 9000;                               // largest frame's IP packet
   std::size_t buffer_bytes = 256 * 1024;        // per queue, protected and unmarked traffic
   std::size_t drop_eligible_bytes = 48 * 1024;  // per queue, drop-eligible traffic
+  // Off (the default): best effort (DSCP 0 and every codepoint the table does not hold, by the
+  // class-selector map) shares the least urgent traffic class with dlcp's last class. On: dlcp's
+  // last class moves up into the class above and shares it, so the least urgent class is best
+  // effort's alone and none of its backlog or ECN marks reach dlcp (docs/simulation.md, "The
+  // lowest band and drop precedence").
+  bool best_effort_alone = false;
 
   void validate() const;  // throws std::invalid_argument naming the field
 };
@@ -41,10 +47,10 @@ struct SwitchPlan {
 inline constexpr int kTrafficClasses = dlcp::kPriorityClasses;
 
 // Every DSCP goes to exactly one queue: the table's data codepoints to their class (protected to
-// the normal queue, drop-eligible to the small one), the control codepoint to class 0, and any
-// other codepoint to class 7 - (dscp >> 3), the class-selector map a switch applies by default
-// (so best-effort DSCP 0 shares the least urgent class). Throws std::invalid_argument for an
-// invalid table or port.
+// the normal queue, drop-eligible to the small one; with port.best_effort_alone the last class's
+// go to the class above), the control codepoint to class 0, and any other codepoint to class
+// 7 - (dscp >> 3), the class-selector map a switch applies by default (so best-effort DSCP 0
+// lands in the least urgent class). Throws std::invalid_argument for an invalid table or port.
 SwitchPlan make_switch_plan(const DscpTable& table, const PortOptions& port);
 
 // The queue a switch's default class-selector map gives a DSCP: the normal queue of class

@@ -42,6 +42,36 @@ TEST(SwitchPlan, PolicyCodepointsLandInTheirClassAndPrecedence) {
   EXPECT_FALSE(plan.queues[plan.default_queue].drop_eligible);
 }
 
+TEST(SwitchPlan, BestEffortAloneMovesTheLastClassUpAndLeavesClassSevenToBestEffort) {
+  PortOptions port;
+  port.best_effort_alone = true;
+  const SwitchPlan plan = make_switch_plan(DscpTable::defaults(), port);
+  const DscpTable table = DscpTable::defaults();
+  const int last = kTrafficClasses - 1;
+  for (int c = 0; c < kTrafficClasses; ++c) {
+    const auto i = static_cast<std::size_t>(c);
+    const int expected = c == last ? last - 1 : c;
+    EXPECT_EQ(queue_of_dscp(plan, table.protected_dscp[i]).traffic_class, expected) << c;
+    EXPECT_FALSE(queue_of_dscp(plan, table.protected_dscp[i]).drop_eligible) << c;
+    EXPECT_EQ(queue_of_dscp(plan, table.drop_eligible_dscp[i]).traffic_class, expected) << c;
+    EXPECT_TRUE(queue_of_dscp(plan, table.drop_eligible_dscp[i]).drop_eligible) << c;
+  }
+  // Class 7 holds best effort and nothing of the table.
+  EXPECT_EQ(queue_of_dscp(plan, 0).traffic_class, last);
+  EXPECT_EQ(plan.queues[plan.default_queue].traffic_class, last);
+  for (const Queue& queue : plan.queues) {
+    if (queue.traffic_class != last) continue;
+    for (const std::uint8_t dscp : queue.dscps) {
+      for (int c = 0; c < kTrafficClasses; ++c) {
+        const auto i = static_cast<std::size_t>(c);
+        EXPECT_NE(dscp, table.protected_dscp[i]) << "class " << c;
+        EXPECT_NE(dscp, table.drop_eligible_dscp[i]) << "class " << c;
+      }
+    }
+  }
+  EXPECT_EQ(queue_of_dscp(plan, table.control_dscp).traffic_class, 0);
+}
+
 TEST(SwitchPlan, RejectsImpossiblePorts) {
   PortOptions port;
   port.drop_eligible_bytes = port.buffer_bytes * 2;
@@ -93,6 +123,25 @@ TEST(LinuxTc, HtbLeavesFiltersAndDefaultClass) {
   }));
 }
 
+TEST(LinuxTc, BestEffortAloneFiltersTheLastClassIntoClassSix) {
+  PortOptions port;
+  port.best_effort_alone = true;
+  const auto commands = linux_tc_commands(make_switch_plan(DscpTable::defaults(), port), "h3");
+  auto contains = [&](const std::string& text) {
+    return std::any_of(commands.begin(), commands.end(),
+                       [&](const std::string& c) { return c == text; });
+  };
+  // Class 7 is DSCP 2 (protected, TOS 0x08) and 6 (drop-eligible, TOS 0x18): class 6's queues.
+  EXPECT_TRUE(contains(
+      "filter add dev h3 parent 1: protocol ip prio 1 u32 match ip dsfield 0x08 0xfc flowid 1:70"));
+  EXPECT_TRUE(contains(
+      "filter add dev h3 parent 1: protocol ip prio 1 u32 match ip dsfield 0x18 0xfc flowid 1:71"));
+  // Best effort (class selector 0) keeps class 7's normal queue, the default.
+  EXPECT_TRUE(contains(
+      "filter add dev h3 parent 1: protocol ip prio 2 u32 match ip dsfield 0x00 0xe0 flowid 1:80"));
+  EXPECT_EQ(commands.front(), "qdisc replace dev h3 root handle 1: htb default 80");
+}
+
 TEST(LinuxTc, ClassIds) {
   EXPECT_EQ(linux_tc_classid(0), "1:10");
   EXPECT_EQ(linux_tc_classid(1), "1:11");
@@ -114,6 +163,18 @@ TEST(SonicQos, MapsClassesToStrictQueuesAndPrecedenceToEcn) {
   EXPECT_EQ(config["WRED_PROFILE"]["DLCP_PRECEDENCE"]["green_min_threshold"], "49152");
   EXPECT_TRUE(config["QUEUE"].contains("Ethernet4|0-7"));
   EXPECT_EQ(config["PORT_QOS_MAP"]["Ethernet0"]["dscp_to_tc_map"], "[DSCP_TO_TC_MAP|DLCP]");
+}
+
+TEST(SonicQos, BestEffortAloneHasTheLowestQueue) {
+  PortOptions port;
+  port.best_effort_alone = true;
+  const auto config = nlohmann::json::parse(sonic_qos_json(
+      make_switch_plan(DscpTable::defaults(), port), DscpTable::defaults(), {"Ethernet0"}));
+  const auto& map = config["DSCP_TO_TC_MAP"]["DLCP"];
+  EXPECT_EQ(map["2"], "1");   // class 7 protected -> with class 6
+  EXPECT_EQ(map["6"], "1");   // class 7 drop-eligible
+  EXPECT_EQ(map["10"], "1");  // class 6 protected
+  EXPECT_EQ(map["0"], "0");   // best effort, alone
 }
 
 }  // namespace
