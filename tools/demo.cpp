@@ -152,6 +152,7 @@ nlohmann::json run_demo(const DemoOptions& o) {
                        {"mtu", o.network.port.mtu},
                        {"gray_loss", o.network.gray.loss_rate},
                        {"gray_burst_ms", o.network.gray.burst_ms},
+                       {"best_effort_alone", o.network.port.best_effort_alone},
                        {"background", o.with_background && !loopback},
                        {"gradient_scale", o.plan.gradient_scale},
                        {"compute_ms", o.plan.compute_ms},

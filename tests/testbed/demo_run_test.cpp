@@ -52,6 +52,7 @@ TEST(DemoRun, ShortRunOnTheTestbed) {
   EXPECT_EQ(summary["network"], "testbed");
   // The demo's gray failure drops at random, not in bursts: the binomial check below needs that.
   ASSERT_EQ(summary["config"]["gray_burst_ms"].get<double>(), 0.0);
+  EXPECT_FALSE(summary["config"]["best_effort_alone"].get<bool>());  // dlcp's last class in 7
   // mpirun's start-up across namespaces fails now and then (an ORTE daemon error); the demo then
   // reports MPI as failed and compares the rest, which this accepts for MPI only.
   std::vector<std::string> expected = {"gloo", "mpi", "dlcp-ps", "dlcp-ring"};
