@@ -15,7 +15,9 @@ Prints, for the gradient flows:
   - with a parameter server, what each server takes in per iteration (pushed bytes, payload
     only) and how long its link needs for that at line rate: a bound on the pushes' tail;
   - and how many pushes start toward one server at once (within --burst-us): the depth of the
-    incast that TCP's synchronized timeouts come from.
+    incast that TCP's synchronized timeouts come from;
+  - the longest run of messages from one host to one peer each posted before the one before it
+    finished: a backlog at the sender, behind its own NIC or pacer.
 """
 
 import argparse
@@ -242,6 +244,52 @@ def burst_table(flows, window_us):
     )
 
 
+def sender_backlogs(flows):
+    """Per (source, destination): the longest run of consecutive messages each posted before the
+    one before it had finished and taking longer than it, as (length, first message of the run,
+    last message). Completion times that keep growing while messages keep coming mean a backlog
+    at the sender (its NIC or its pacer); in a healthy run they go up and down. Runs of one
+    message are left out."""
+    by_pair = collections.defaultdict(list)
+    for f in flows:
+        by_pair[(f["src"], f["dst"])].append(f)
+    runs = {}
+    for pair, messages in by_pair.items():
+        messages.sort(key=lambda f: f["posted"])
+        best = None
+        start = 0
+        for i in range(1, len(messages) + 1):
+            previous = messages[i - 1]
+            queued = (
+                i < len(messages)
+                and messages[i]["posted"] < previous["posted"] + previous["fct"]
+                and messages[i]["fct"] > previous["fct"]
+            )
+            if queued:
+                continue
+            length = i - start
+            if length > 1 and (best is None or length > best[0]):
+                best = (length, messages[start], messages[i - 1])
+            start = i
+        if best:
+            runs[pair] = best
+    return runs
+
+
+def backlog_table(flows):
+    runs = sender_backlogs(flows)
+    if not runs:
+        return
+    (src, dst), (length, first, last) = max(runs.items(), key=lambda item: item[1][0])
+    long_runs = sum(1 for run in runs.values() if run[0] >= 8)
+    print(
+        f"\nlongest backlog toward one peer: {length} messages from host {src} to host {dst}, each "
+        f"posted before the one before it finished and slower, from {first['posted'] / 1e3:.2f} "
+        f"ms; FCT {first['fct']:.0f} -> {last['fct']:.0f} us. Sender-destination pairs with such "
+        f"a run of 8 or more: {long_runs} of {len({(f['src'], f['dst']) for f in flows})}"
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("flows", help="a flow file written by dlcp-sim --flows")
@@ -267,6 +315,7 @@ def main():
     pull_tail_table(flows, iteration_of_flow)
     server_intake(flows, args.link_gbps)
     burst_table(flows, args.burst_us)
+    backlog_table(flows)
 
 
 if __name__ == "__main__":

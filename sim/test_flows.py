@@ -73,6 +73,33 @@ class LargestBurstsTest(unittest.TestCase):
         self.assertEqual(flows.largest_bursts([pull], 50.0), {})
 
 
+class SenderBacklogsTest(unittest.TestCase):
+    def message(self, src, dst, posted, fct):
+        return {"phase": "reduce-scatter", "src": src, "dst": dst, "bytes": 3600, "layer": 49,
+                "posted": posted, "fct": fct}
+
+    def test_a_run_of_overlapping_ever_slower_messages(self):
+        # 1 -> 2: posted every 3 us while the one before is unfinished, each slower: a run of 4,
+        # then a message posted after the last one finished starts afresh.
+        messages = [self.message(1, 2, t, fct) for t, fct in
+                    ((0.0, 5.0), (3.0, 9.0), (6.0, 14.0), (9.0, 20.0), (100.0, 5.0))]
+        length, first, last = flows.sender_backlogs(messages)[(1, 2)]
+        self.assertEqual(length, 4)
+        self.assertEqual((first["posted"], last["fct"]), (0.0, 20.0))
+
+    def test_overlap_without_growth_is_no_backlog(self):
+        # Overlapping but not getting slower (a healthy ring step), and one lone message.
+        messages = [self.message(1, 2, t, fct) for t, fct in ((0.0, 5.0), (3.0, 5.0), (6.0, 4.0))]
+        messages.append(self.message(3, 4, 0.0, 50.0))
+        self.assertEqual(flows.sender_backlogs(messages), {})
+
+    def test_peers_are_apart(self):
+        # Alternating destinations, each message slower than the last: to each peer, every one is
+        # posted after the one before it to that peer finished.
+        messages = [self.message(1, 2 + i % 2, 3.0 * i, 2.0 + i) for i in range(6)]
+        self.assertEqual(flows.sender_backlogs(messages), {})
+
+
 class IterationsTest(unittest.TestCase):
     def test_rank_within_each_phase_ends_and_layer(self):
         # A ring hop posts two steps per iteration: four flows over two iterations, listed out of
