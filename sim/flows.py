@@ -24,6 +24,7 @@ import argparse
 import collections
 import csv
 import math
+import signal
 import sys
 
 
@@ -319,4 +320,6 @@ def main():
 
 
 if __name__ == "__main__":
+    # Piped into head, stop quietly as other command-line tools do, not with a traceback.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     main()

@@ -15,6 +15,7 @@ script, so a re-run followed by this script refreshes them.
 
 import argparse
 import json
+import signal
 import sys
 
 BASELINES = ["dctcp", "newreno", "pfabric", "pias"]
@@ -342,4 +343,6 @@ def main():
 
 
 if __name__ == "__main__":
+    # Piped into head, stop quietly as other command-line tools do, not with a traceback.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     main()
