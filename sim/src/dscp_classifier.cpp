@@ -7,14 +7,6 @@ namespace dlcp::sim {
 
 NS_OBJECT_ENSURE_REGISTERED(DscpPacketFilter);
 
-int band_of_dscp(const library::Policy& policy, std::uint8_t dscp, bool share_best_effort) {
-  return policy.switch_bands(!share_best_effort).band[dscp % library::kDscpCount];
-}
-
-bool is_drop_eligible(const library::Policy& policy, std::uint8_t dscp) {
-  return policy.switch_bands(false).drop_eligible[dscp % library::kDscpCount];
-}
-
 ns3::TypeId DscpPacketFilter::GetTypeId() {
   static ns3::TypeId tid = ns3::TypeId("dlcp::sim::DscpPacketFilter")
                                .SetParent<ns3::Ipv4PacketFilter>()

@@ -17,16 +17,11 @@ inline constexpr int kBands = library::kPriorityClasses;
 // there, as a commodity switch's default map does.
 inline constexpr int kBestEffortBand = kBands - 1;
 
-// The band of a DSCP under the library's switch plan: control -> 0, a dlcp data codepoint -> its
-// class, any other codepoint -> 7 - (DSCP >> 3), so best effort shares kBestEffortBand with the
-// policy's least urgent class. With share_best_effort off (the plan's best_effort_alone;
+// A port's classifier. The band of a DSCP is the plan's: control -> 0, a dlcp data codepoint ->
+// its class, any other codepoint -> 7 - (DSCP >> 3), so best effort shares kBestEffortBand with
+// the policy's least urgent class. With share_best_effort off (the plan's best_effort_alone;
 // --ablate best-effort-sharing), that class moves up into the band above, so that best effort
 // has kBestEffortBand to itself and can never delay a packet of the policy.
-int band_of_dscp(const library::Policy& policy, std::uint8_t dscp, bool share_best_effort = true);
-
-// True when the plan puts the DSCP in a drop-eligible queue: a drop-eligible data codepoint.
-bool is_drop_eligible(const library::Policy& policy, std::uint8_t dscp);
-
 class DscpPacketFilter : public ns3::Ipv4PacketFilter {
  public:
   static ns3::TypeId GetTypeId();
