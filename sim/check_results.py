@@ -5,7 +5,8 @@ Usage: check_results.py PATH/TO/dlcp-sim [dlcp-sim arguments...]
 Checks: the last output line is JSON; every scheme finished every iteration; iteration times
 and flow completion times are finite numbers; TCP's loss counters cover every TCP flow; the
 switches saw dlcp's packets in its priority bands and DCTCP's in best effort only; dlcp's p99
-gradient FCT is below DCTCP's. Then re-runs dlcp alone with --merge of that document: the
+gradient FCT is below DCTCP's; the configuration records the drop-eligible threshold (per
+queue by default). Then re-runs dlcp alone with --merge of that document: the
 baselines must be kept as they were and dlcp's result must repeat exactly (same seed,
 deterministic simulator), also when it writes its flow file (--flows), whose flows must give
 the summary's counts and p99s. Two documents that each lack a scheme, gathered with
@@ -340,6 +341,10 @@ def check_tcp_counters(scheme, result, probing=False):
 
 
 def check_results(summary):
+    # The default threshold must be the library's switch plan's (drop-eligible packets refused on
+    # their own class's queue), and the document must say which one it used.
+    if summary["config"].get("eligible_threshold") != "queue":
+        fail(f"the document does not record the per-queue threshold: {summary['config']}")
     results = summary["results"]
     for scheme, result in results.items():
         check_scheme(scheme, result)

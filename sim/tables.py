@@ -193,17 +193,18 @@ ABLATIONS = {
     "best-effort-sharing": "best_effort_shared",
 }
 # Switch options that only dlcp's packets feel (no baseline sends drop-eligible packets): the
-# name the table gives each, its configuration key and its value when set (absent = default).
-DLCP_SWITCH_OPTIONS = {"eligible-threshold queue": ("eligible_threshold", "queue")}
-CHANGE_KEYS = set(ABLATIONS.values()) | {key for key, _ in DLCP_SWITCH_OPTIONS.values()}
+# name the table gives each, its configuration key, its value when changed, and what a document
+# without the key had (documents from before the key was written compared the whole port).
+DLCP_SWITCH_OPTIONS = {"eligible-threshold port": ("eligible_threshold", "port", "port")}
+CHANGE_KEYS = set(ABLATIONS.values()) | {key for key, *_ in DLCP_SWITCH_OPTIONS.values()}
 
 
 def ablated(config):
     """What a configuration changes for dlcp: the --ablate names it turns off, in ABLATIONS'
     order, then the dlcp-only switch options it sets."""
     names = [name for name, key in ABLATIONS.items() if config.get(key, True) is False]
-    return names + [name for name, (key, value) in DLCP_SWITCH_OPTIONS.items()
-                    if config.get(key) == value]
+    return names + [name for name, (key, value, absent) in DLCP_SWITCH_OPTIONS.items()
+                    if config.get(key, absent) == value]
 
 
 def change(value, reference):

@@ -18,25 +18,30 @@ def result(mean_ms, p99_us, background_p99_us=1000.0, refused=0, marks=0, resent
 def document(config_changes, results, seed=1):
     config = {"hosts": 16, "collective": "ring_allreduce", "seed": seed, "mark_per_queue": True,
               "dlcp_ecn_capable": True, "dlcp_drop_precedence": True,
-              "dlcp_receiver_share": True}
+              "dlcp_receiver_share": True, "eligible_threshold": "queue"}
     config.update(config_changes)
     return {"config": config, "results": results}
 
 
 class AblatedTest(unittest.TestCase):
     def test_names_follow_the_keys_turned_off(self):
-        self.assertEqual(tables.ablated({"dlcp_ecn_capable": True}), [])
+        queue = {"eligible_threshold": "queue"}
+        self.assertEqual(tables.ablated({"dlcp_ecn_capable": True, **queue}), [])
         # best_effort_shared is written only when false; absent means on.
         self.assertEqual(
-            tables.ablated({"dlcp_drop_precedence": False, "best_effort_shared": False}),
+            tables.ablated({"dlcp_drop_precedence": False, "best_effort_shared": False, **queue}),
             ["precedence", "best-effort-sharing"])
-        self.assertEqual(tables.ablated({"mark_per_queue": False}), ["queue-marking"])
+        self.assertEqual(tables.ablated({"mark_per_queue": False, **queue}), ["queue-marking"])
 
     def test_dlcp_switch_options_follow_the_ablations(self):
-        self.assertEqual(tables.ablated({"eligible_threshold": "port"}), [])
+        self.assertEqual(tables.ablated({"eligible_threshold": "queue"}), [])
         self.assertEqual(
-            tables.ablated({"eligible_threshold": "queue", "best_effort_shared": False}),
-            ["best-effort-sharing", "eligible-threshold queue"])
+            tables.ablated({"eligible_threshold": "port", "best_effort_shared": False}),
+            ["best-effort-sharing", "eligible-threshold port"])
+
+    def test_a_document_without_the_threshold_key_compared_the_port(self):
+        self.assertEqual(tables.ablated({"dlcp_drop_precedence": True}),
+                         ["eligible-threshold port"])
 
 
 class ArithmeticTest(unittest.TestCase):
@@ -59,14 +64,14 @@ class AblationRowsTest(unittest.TestCase):
         alone = document({"best_effort_shared": False},
                          {"dlcp": result(4.0, 6.0, refused=3, marks=1234, resent=5)})
         other_seed = document({}, {"dlcp": result(2.0, 10.0)}, seed=2)
-        per_queue = document({"eligible_threshold": "queue"}, {"dlcp": result(6.0, 40.0)})
+        per_port = document({"eligible_threshold": "port"}, {"dlcp": result(6.0, 40.0)})
         rows = tables.ablation_rows(
-            [("a", alone), ("b", reference), ("c", other_seed), ("d", per_queue)])
+            [("a", alone), ("b", reference), ("c", other_seed), ("d", per_port)])
         self.assertEqual(rows, [
             "| ring_allreduce | 16 | 1 | none | 8.00 | 50 | 1000 | 0 | 0 | 0 | 2.00x | -25.0% |",
             "| ring_allreduce | 16 | 1 | `best-effort-sharing` | 4.00 (-50.0%) | 6 (-88.0%) "
             "| 1000 | 3 | 1,234 | 5 | 4.00x | 85.0% |",
-            "| ring_allreduce | 16 | 1 | `eligible-threshold queue` | 6.00 (-25.0%) | 40 (-20.0%) "
+            "| ring_allreduce | 16 | 1 | `eligible-threshold port` | 6.00 (-25.0%) | 40 (-20.0%) "
             "| 1000 | 0 | 0 | 0 | 2.67x | 0.0% |",
             "| ring_allreduce | 16 | 2 | none | 2.00 | 10 | 1000 | 0 | 0 | 0 | - | - |",
         ])

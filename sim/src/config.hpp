@@ -27,10 +27,11 @@ struct FabricConfig {
   // Per-port buffer of a 100 Gbit/s port; ports of other rates get proportionally more or less.
   std::uint32_t buffer_bytes_per_100g = 400000;
   double drop_eligible_share = 0.5;  // drop-eligible packets refused above this share of buffer
-  // What that share is compared with: the whole port's occupancy (false, the default), or only
-  // the packet's own band's (--eligible-threshold queue), as the library's switch plan has it (a
-  // small queue of its own per class in tc, WRED on each queue in SONiC).
-  bool eligible_per_queue = false;
+  // What that share is compared with: the packet's own band's queue (true, the default), as the
+  // library's switch plan has it (a small queue of its own per class in tc, WRED on each queue in
+  // SONiC), or the whole port's occupancy (--eligible-threshold port, as in documents without
+  // the key eligible_threshold), where another class's backlog refuses them.
+  bool eligible_per_queue = true;
   std::uint32_t ecn_mark_bytes_per_100g = 100000;  // DCTCP's K
   std::uint32_t host_buffer_bytes = 8u << 20;      // host NIC queue; hosts never drop in practice
   // Gray failure, as in the testbed: spine 0 drops this share of the packets it forwards, at

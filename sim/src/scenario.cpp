@@ -148,7 +148,6 @@ std::string scenario_json(const ScenarioConfig& s) {
   const WorkloadConfig& w = s.workload;
   // Written only when changed, so that documents from before the option still merge.
   const std::string best_effort = f.best_effort_shared ? "" : ",\"best_effort_shared\":false";
-  const std::string eligible = f.eligible_per_queue ? ",\"eligible_threshold\":\"queue\"" : "";
   std::string pfabric_rto;
   if (s.tcp.pfabric_timer == RetransmitTimer::kFixed) pfabric_rto = ",\"pfabric_rto\":\"fixed\"";
   if (s.tcp.pfabric_timer == RetransmitTimer::kProbe) pfabric_rto = ",\"pfabric_rto\":\"probe\"";
@@ -158,7 +157,8 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"fabric_link_gbps\":" << json::number(f.fabric_link_gbps)
       << ",\"link_delay_us\":" << json::number(f.link_delay_us) << ",\"mtu_bytes\":" << f.mtu_bytes
       << ",\"buffer_bytes_per_100g\":" << f.buffer_bytes_per_100g
-      << ",\"drop_eligible_share\":" << json::number(f.drop_eligible_share) << eligible
+      << ",\"drop_eligible_share\":" << json::number(f.drop_eligible_share)
+      << ",\"eligible_threshold\":" << (f.eligible_per_queue ? "\"queue\"" : "\"port\"")
       << ",\"ecn_mark_bytes_per_100g\":" << f.ecn_mark_bytes_per_100g
       << ",\"gray_loss\":" << json::number(f.gray_loss)
       << ",\"mark_per_queue\":" << (f.mark_per_queue ? "true" : "false") << best_effort
