@@ -229,7 +229,8 @@ def check_refusals(command):
                        (["--eligible-threshold", "class"], "--eligible-threshold"),
                        (["--collective", "ring", "--slicing", "largest-first"], "--slicing"),
                        (["--schemes", "none"], "--merge"), (["--schemes", ""], "--schemes"),
-                       (["--jobs", "0"], "--jobs"), (["--progress-s", "-1"], "--progress-s")):
+                       (["--jobs", "0"], "--jobs"), (["--progress-s", "-1"], "--progress-s"),
+                       (["--out", "/dev/null/results"], "--out")):
         refused = subprocess.run(command + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, timeout=60)
         if refused.returncode != 2 or named not in refused.stderr:

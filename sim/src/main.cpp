@@ -4,12 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <sys/stat.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <iostream>
@@ -304,7 +304,15 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  mkdir(options.out_dir.c_str(), 0755);
+  // Every scheme's child writes its result there: a directory that cannot be made would lose
+  // hours of simulation, so it is refused before anything runs.
+  std::error_code made;
+  std::filesystem::create_directories(options.out_dir, made);
+  if (made || !std::filesystem::is_directory(options.out_dir)) {
+    std::cerr << "dlcp-sim: --out " << options.out_dir << ": cannot make the directory"
+              << (made ? ": " + made.message() : std::string()) << "\n";
+    return 2;
+  }
 
   std::vector<SchemeOutcome> outcomes(scenario.schemes.size());
   std::vector<std::string> paths;
@@ -361,10 +369,17 @@ int main(int argc, char** argv) {
 
   const std::string document = scenario_document(scenario, outcomes);
   const std::string file = options.out_dir + "/" + scenario.name + ".json";
-  std::ofstream(file) << document << "\n";
+  std::ofstream out(file);
+  out << document << "\n";
+  out.close();
   print_table(std::cout, scenario, outcomes);
   std::cout << "results: " << file << "\n";
   if (options.json) std::cout << document << std::endl;
+  if (!out) {
+    std::cerr << "dlcp-sim: could not write " << file
+              << " (the document is on stdout with --json)\n";
+    return 1;
+  }
   bool failed = false;
   for (const auto& o : outcomes) failed = failed || o.result.object.count("error") > 0;
   return failed ? 1 : 0;
