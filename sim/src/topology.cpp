@@ -21,7 +21,7 @@ struct PortLimits {
   std::uint32_t mark = 0;  // 0 = no marking
   bool mark_per_band = true;
   bool share_best_effort = true;
-  bool eligible_per_band = false;
+  bool eligible_per_band = true;
 };
 
 PortLimits switch_port_limits(const FabricConfig& fabric, const PortBehaviour& behaviour,

@@ -25,7 +25,7 @@ struct PortBehaviour {
   bool share_best_effort = true;
   // Drop-eligible packets are refused on their own band's occupancy rather than the port's
   // (FabricConfig's eligible_per_queue).
-  bool eligible_per_band = false;
+  bool eligible_per_band = true;
 };
 
 struct Topology {
