@@ -20,7 +20,9 @@ server. With compute jitter X, the workers' first pushes must leave within [1 - 
 the lockstep run's instant, and not all together.
 Last, dlcp runs alone with a gray spine (--gray-loss): the spine must drop its share of packets
 (within 6 binomial standard deviations), and dlcp must still finish every iteration and every
-gradient message with no more entries missing than its loss budget allows.
+gradient message with no more entries missing than its loss budget allows. With
+--dlcp-pacing shared-band dlcp must still finish everything, record the option, react to marks
+in the background's band with its shared-band pacers, and so send differently from the default.
 """
 
 import json
@@ -227,6 +229,7 @@ def check_refusals(command):
                        (["--compute-jitter", "1"], "--compute-jitter"),
                        (["--pfabric-rto", "sometimes"], "--pfabric-rto"),
                        (["--eligible-threshold", "class"], "--eligible-threshold"),
+                       (["--dlcp-pacing", "class"], "--dlcp-pacing"),
                        (["--collective", "ring", "--slicing", "largest-first"], "--slicing"),
                        (["--schemes", "none"], "--merge"), (["--schemes", ""], "--schemes"),
                        (["--jobs", "0"], "--jobs"), (["--progress-s", "-1"], "--progress-s"),
@@ -254,6 +257,7 @@ def main():
         check_jitter(command, out_dir, layer_order_flows)
         check_gray_spine(command)
         check_probe_mode(command)
+        check_shared_band_pacing(command, summary)
     print("check_results: OK (merge kept the baselines and repeated dlcp exactly; bad settings "
           "refused; dlcp recovered from the gray spine within its budget; pFabric probed)")
 
@@ -297,6 +301,30 @@ def check_probe_mode(command):
     if probes == 0:
         fail(f"pFabric sent no probes after {result['tcp']['gradient']['timeouts']} timeouts")
     print(f"check_results: pFabric's probe mode OK ({probes} gradient probes, every flow done)")
+
+
+def check_shared_band_pacing(command, summary):
+    """dlcp with `--dlcp-pacing shared-band`: marks in the band the background shares cut only
+    the pacers of dlcp's packets in that band. The background marks that band in every run of
+    this scenario, so the shared-band pacers must react, and dlcp's sends must change."""
+    paced = run_summary(command + ["--schemes", "dlcp", "--dlcp-pacing", "shared-band"])
+    if paced["config"].get("dlcp_pacing") != "shared_band":
+        fail(f"the document does not record dlcp's pacing: {paced['config']}")
+    if "dlcp_pacing" in summary["config"]:
+        fail(f"the default run records a pacing option: {summary['config']}")
+    result = paced["results"]["dlcp"]
+    check_scheme("dlcp", result)
+    marks = result["dlcp"].get("shared_band_marks", 0)
+    if marks == 0:
+        fail(f"no mark in the background's band reached a shared-band pacer ({result['dlcp']})")
+    if "shared_band_marks" in summary["results"]["dlcp"]["dlcp"]:
+        fail("the default run reports shared-band marks")
+    default = summary["results"]["dlcp"]
+    if result["events"] == default["events"] and result["switch"] == default["switch"]:
+        fail("dlcp sent exactly as by default although its shared-band pacers reacted to marks")
+    print(f"check_results: shared-band pacing OK ({marks} marks in the background's band cut "
+          f"only their own pacers; iteration {result['iteration_ms']['mean']:.3f} ms against "
+          f"{default['iteration_ms']['mean']:.3f} by default)")
 
 
 def check_bands(results):

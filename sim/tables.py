@@ -192,18 +192,22 @@ ABLATIONS = {
     "receiver-share": "dlcp_receiver_share",
     "best-effort-sharing": "best_effort_shared",
 }
-# Switch options that only dlcp's packets feel (no baseline sends drop-eligible packets): the
-# name the table gives each, its configuration key, its value when changed, and what a document
-# without the key had (documents from before the key was written compared the whole port).
-DLCP_SWITCH_OPTIONS = {"eligible-threshold port": ("eligible_threshold", "port", "port")}
-CHANGE_KEYS = set(ABLATIONS.values()) | {key for key, *_ in DLCP_SWITCH_OPTIONS.values()}
+# Options that only dlcp feels (no baseline sends drop-eligible packets or uses dlcp's pacers):
+# the name the table gives each, its configuration key, its value when changed, and what a
+# document without the key had (documents from before the threshold's key was written compared
+# the whole port; the pacing key is written only when changed).
+DLCP_OPTIONS = {
+    "eligible-threshold port": ("eligible_threshold", "port", "port"),
+    "dlcp-pacing shared-band": ("dlcp_pacing", "shared_band", "peer"),
+}
+CHANGE_KEYS = set(ABLATIONS.values()) | {key for key, *_ in DLCP_OPTIONS.values()}
 
 
 def ablated(config):
     """What a configuration changes for dlcp: the --ablate names it turns off, in ABLATIONS'
-    order, then the dlcp-only switch options it sets."""
+    order, then the dlcp-only options it sets."""
     names = [name for name, key in ABLATIONS.items() if config.get(key, True) is False]
-    return names + [name for name, (key, value, absent) in DLCP_SWITCH_OPTIONS.items()
+    return names + [name for name, (key, value, absent) in DLCP_OPTIONS.items()
                     if config.get(key, absent) == value]
 
 

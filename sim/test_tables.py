@@ -39,6 +39,15 @@ class AblatedTest(unittest.TestCase):
             tables.ablated({"eligible_threshold": "port", "best_effort_shared": False}),
             ["best-effort-sharing", "eligible-threshold port"])
 
+    def test_shared_band_pacing_is_named_only_when_set(self):
+        queue = {"eligible_threshold": "queue"}
+        self.assertEqual(tables.ablated({"dlcp_pacing": "peer", **queue}), [])
+        self.assertEqual(tables.ablated({"dlcp_pacing": "shared_band", **queue}),
+                         ["dlcp-pacing shared-band"])
+        self.assertEqual(
+            tables.ablated({"dlcp_pacing": "shared_band", "eligible_threshold": "port"}),
+            ["eligible-threshold port", "dlcp-pacing shared-band"])
+
     def test_a_document_without_the_threshold_key_compared_the_port(self):
         self.assertEqual(tables.ablated({"dlcp_drop_precedence": True}),
                          ["eligible-threshold port"])
@@ -65,12 +74,15 @@ class AblationRowsTest(unittest.TestCase):
                          {"dlcp": result(4.0, 6.0, refused=3, marks=1234, resent=5)})
         other_seed = document({}, {"dlcp": result(2.0, 10.0)}, seed=2)
         per_port = document({"eligible_threshold": "port"}, {"dlcp": result(6.0, 40.0)})
+        paced = document({"dlcp_pacing": "shared_band"}, {"dlcp": result(8.0, 30.0)})
         rows = tables.ablation_rows(
-            [("a", alone), ("b", reference), ("c", other_seed), ("d", per_port)])
+            [("a", alone), ("b", reference), ("c", other_seed), ("d", per_port), ("e", paced)])
         self.assertEqual(rows, [
             "| ring_allreduce | 16 | 1 | none | 8.00 | 50 | 1000 | 0 | 0 | 0 | 2.00x | -25.0% |",
             "| ring_allreduce | 16 | 1 | `best-effort-sharing` | 4.00 (-50.0%) | 6 (-88.0%) "
             "| 1000 | 3 | 1,234 | 5 | 4.00x | 85.0% |",
+            "| ring_allreduce | 16 | 1 | `dlcp-pacing shared-band` | 8.00 (+0.0%) | 30 (-40.0%) "
+            "| 1000 | 0 | 0 | 0 | 2.00x | 25.0% |",
             "| ring_allreduce | 16 | 1 | `eligible-threshold port` | 6.00 (-25.0%) | 40 (-20.0%) "
             "| 1000 | 0 | 0 | 0 | 2.67x | 0.0% |",
             "| ring_allreduce | 16 | 2 | none | 2.00 | 10 | 1000 | 0 | 0 | 0 | - | - |",

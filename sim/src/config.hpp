@@ -92,6 +92,9 @@ struct DlcpSimConfig {
   bool ecn_capable = true;      // protected packets ECN-capable, as the policy's DSCP table says
   bool drop_precedence = true;  // drop-eligible packets carry the drop-eligible DSCP
   bool receiver_share = true;   // receivers offer each sender a fair share of their link
+  // CE marks on packets in the band the background shares cut only a pacer of their own, which
+  // those packets pass as well as the peer's; marks elsewhere cut the peer's (--dlcp-pacing).
+  bool shared_band_pacer = false;
 };
 
 // How a TCP socket retransmits after a timeout (pfabric_tcp_socket.hpp).

@@ -51,6 +51,7 @@ struct DlcpTransport::OutMessage {
   std::uint64_t allowed_missing = 0;
   std::uint8_t protected_tos = 0;
   std::uint8_t eligible_tos = 0;
+  bool shared_band = false;  // paced by its peer's shared-band pacer as well (shared_band_pacer)
   ns3::Time posted;
 
   // Sender.
@@ -85,20 +86,26 @@ struct DlcpTransport::ControlMessage {
   std::vector<std::uint32_t> missing;  // kMissingRanges: packets to resend, protected first
   struct {
     std::uint64_t bytes = 0, packets = 0, lost = 0, ce = 0;
-    double offered_rate = 0;  // bytes/s, 0 = no cap
-  } feedback;                 // kRateFeedback
+    std::uint64_t shared_ce = 0;  // of ce, in the band the background shares
+    double offered_rate = 0;      // bytes/s, 0 = no cap
+  } feedback;                     // kRateFeedback
 };
 
 struct DlcpTransport::Host {
   struct Peer {  // a destination, as its sender sees it
     std::unique_ptr<library::RateController> rate;
     std::unique_ptr<library::Pacer> pacer;
+    // shared_band_pacer: what the peer's packets in the background's band pass as well, its rate
+    // cut only by marks in that band.
+    std::unique_ptr<library::RateController> shared_rate;
+    std::unique_ptr<library::Pacer> shared_pacer;
     std::uint64_t counter = 0;
   };
   struct Source {  // a sender, as its receiver sees it, for rate feedback
     std::uint64_t bytes = 0;
     std::uint64_t packets = 0;
     std::uint64_t ce = 0;
+    std::uint64_t shared_ce = 0;  // marks in the background's band (shared_band_pacer)
     std::uint64_t highest_counter = 0;
     std::uint64_t counter_at_report = 0;
     ns3::Time last_arrival = ns3::Time::Min();
@@ -153,6 +160,10 @@ std::uint64_t DlcpTransport::full_packet() const {
   return payload_bytes_ + kDlcpHeaderBytes + kIpUdpHeaderBytes;
 }
 
+bool DlcpTransport::in_shared_band(std::uint8_t tos) const {
+  return topology_.bands.band[tos >> 2] == topology_.bands.band[0];  // DSCP 0: best effort
+}
+
 std::uint64_t DlcpTransport::entries_of(const OutMessage& message, std::uint32_t seq) const {
   return (seq + 1 == message.packets ? message.last_payload : payload_bytes_) / 4;
 }
@@ -181,6 +192,7 @@ void DlcpTransport::send(const Message& message, Delivered on_delivered) {
     m.protected_tos = static_cast<std::uint8_t>(m.protected_tos & ~kEcnMask);
     m.eligible_tos = static_cast<std::uint8_t>(m.eligible_tos & ~kEcnMask);
   }
+  m.shared_band = config_.shared_band_pacer && in_shared_band(m.protected_tos);
   const std::uint32_t budget = library::budget_ppm(message.loss_budget);
   m.allowed_missing = library::allowed_missing_entries(m.total_entries, budget);
   if (budget == 0) {
@@ -212,6 +224,14 @@ void DlcpTransport::send(const Message& message, Delivered on_delivered) {
         static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0),
         ns3::Simulator::Now().GetNanoSeconds());
   }
+  if (m.shared_band && !peer.shared_rate) {
+    peer.shared_rate = std::make_unique<library::RateController>(
+        line_rate_bytes(), min_rate_bytes(), line_rate_bytes());
+    peer.shared_pacer = std::make_unique<library::Pacer>(
+        line_rate_bytes(), full_packet(),
+        static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0),
+        ns3::Simulator::Now().GetNanoSeconds());
+  }
   host.send_queue.emplace(std::make_pair(m.priority_class, m.post_order), m.index);
   messages_.push_back(std::move(out));
   try_send(message.src);
@@ -231,7 +251,8 @@ void DlcpTransport::try_send(int host_index) {
   for (const auto& entry : host.send_queue) {
     OutMessage& m = *messages_[entry.second];
     auto& peer = host.peers[m.message.dst];
-    const std::int64_t wait = peer.pacer->wait_ns(now.GetNanoSeconds());
+    std::int64_t wait = peer.pacer->wait_ns(now.GetNanoSeconds());
+    if (m.shared_band) wait = std::max(wait, peer.shared_pacer->wait_ns(now.GetNanoSeconds()));
     if (wait == 0) {
       send_one_packet(host, m);
       host.send_event =
@@ -274,6 +295,7 @@ void DlcpTransport::send_one_packet(Host& host, OutMessage& m) {
   const std::uint32_t wire_bytes = payload + kDlcpHeaderBytes + kIpUdpHeaderBytes;
   host.nic_free = now + transmit_time(wire_bytes, topology_.host_rate_bps);
   peer.pacer->consume(wire_bytes, now.GetNanoSeconds());
+  if (m.shared_band) peer.shared_pacer->consume(wire_bytes, now.GetNanoSeconds());
 
   if (m.pending.empty()) {
     host.send_queue.erase(std::make_pair(m.priority_class, m.post_order));
@@ -353,11 +375,21 @@ void DlcpTransport::on_rate_feedback(const ControlMessage& control) {
   auto found = host.peers.find(control.from);
   if (found == host.peers.end()) return;
   const auto& f = control.feedback;
-  const double rate = found->second.rate->on_feedback(
-      static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0), f.bytes, f.packets, f.lost,
-      f.ce);
-  found->second.pacer->set_rate(library::paced_rate(rate, f.offered_rate, min_rate_bytes()),
-                                ns3::Simulator::Now().GetNanoSeconds());
+  auto& peer = found->second;
+  const auto interval = static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0);
+  const std::int64_t now = ns3::Simulator::Now().GetNanoSeconds();
+  // A mark says its band's queue is long. Those in the background's band cut only the pacer that
+  // dlcp's packets in that band pass; the rest cut the peer's, which every packet passes. Both
+  // controllers see the whole report otherwise (rates, loss, the share marked over all packets).
+  const double rate =
+      peer.rate->on_feedback(interval, f.bytes, f.packets, f.lost, f.ce - f.shared_ce);
+  peer.pacer->set_rate(library::paced_rate(rate, f.offered_rate, min_rate_bytes()), now);
+  if (peer.shared_rate) {
+    counters_.shared_band_marks += f.shared_ce;
+    const double shared =
+        peer.shared_rate->on_feedback(interval, f.bytes, f.packets, f.lost, f.shared_ce);
+    peer.shared_pacer->set_rate(library::paced_rate(shared, 0.0, min_rate_bytes()), now);
+  }
 }
 
 void DlcpTransport::on_retry(std::uint32_t message) {
@@ -385,6 +417,7 @@ void DlcpTransport::on_data_readable(ns3::Ptr<ns3::Socket> socket) {
     source.last_arrival = ns3::Simulator::Now();
     ++source.packets;
     if (ce) ++source.ce;
+    if (ce && config_.shared_band_pacer && in_shared_band(tos.GetTos())) ++source.shared_ce;
     source.highest_counter = std::max(source.highest_counter, tag.peer_counter);
     if (!host.feedback_event.IsRunning()) {
       host.feedback_event = ns3::Simulator::Schedule(
@@ -422,9 +455,11 @@ void DlcpTransport::send_feedback(int host_index) {
     feedback.feedback.packets = source.packets;
     feedback.feedback.lost = library::packets_lost(numbered, source.packets);
     feedback.feedback.ce = source.ce;
+    feedback.feedback.shared_ce = source.shared_ce;
     feedback.feedback.offered_rate = offered;
     source.counter_at_report = source.highest_counter;
     source.bytes = source.packets = source.ce = 0;
+    source.shared_ce = 0;
     send_control(host_index, sender, std::move(feedback));
   }
   if (senders > 0) {

@@ -10,7 +10,9 @@
 //  - per-packet spraying over `paths` UDP source ports (switches hash them onto different paths);
 //  - pacing per peer by the library's token-bucket Pacer (its burst from burst_for_rate) at the
 //    rate of the library's RateController, fed by periodic receiver feedback (bytes, packets,
-//    estimated loss, CE marks);
+//    estimated loss, CE marks); with shared_band_pacer (not in the library yet) the packets in
+//    the band the background shares also pass a pacer of their own, which only the marks in that
+//    band cut;
 //  - receiver-driven completion: every protected packet plus all but the budget, then Stop;
 //  - RoundFinished -> (after a quiet period) MissingRanges listing the missing protected packets
 //    and enough drop-eligible ones (with a margin of twice the loss rate), resent protected first.
@@ -45,6 +47,9 @@ struct DlcpCounters {
   std::uint64_t messages_settled_with_loss = 0;
   std::uint64_t entries_total = 0;
   std::uint64_t entries_missing = 0;  // left missing by the bounded-loss rule
+  // shared_band_pacer: CE marks in the background's band that only the shared-band pacers
+  // reacted to.
+  std::uint64_t shared_band_marks = 0;
 };
 
 class DlcpTransport : public MessageTransport {
@@ -82,6 +87,8 @@ class DlcpTransport : public MessageTransport {
   void send_feedback(int host);
 
   std::uint64_t entries_of(const OutMessage& message, std::uint32_t seq) const;
+  // Whether a packet with this TOS byte waits in the band the background (DSCP 0) is in.
+  bool in_shared_band(std::uint8_t tos) const;
   // A host's link in bytes/s: every sender's starting and highest rate, and what a receiver
   // shares among its senders. A sender never drops below a thousandth of it.
   double line_rate_bytes() const { return topology_.host_rate_bps / 8.0; }

@@ -211,8 +211,9 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme, const std:
         << ",\"entries_missing_share\":"
         << json::number(c.entries_total ? static_cast<double>(c.entries_missing) /
                                               static_cast<double>(c.entries_total)
-                                        : 0.0)
-        << "}";
+                                        : 0.0);
+    if (scenario.dlcp.shared_band_pacer) out << ",\"shared_band_marks\":" << c.shared_band_marks;
+    out << "}";
   }
   out << ",\"sim_ms\":" << json::number(sim_ms) << ",\"events\":" << events
       << ",\"wall_s\":" << json::number(wall_s) << "}";

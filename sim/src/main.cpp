@@ -36,7 +36,7 @@ void usage(std::ostream& out) {
          "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
          "                [--compute-jitter X] [--pfabric-rto backoff|fixed|probe]\n"
-         "                [--eligible-threshold port|queue]\n"
+         "                [--eligible-threshold port|queue] [--dlcp-pacing peer|shared-band]\n"
          "                [--ablate LIST] [--merge FILE]... [--flows] [--progress-s X]\n"
          "                [--list]\n"
          "--servers N sets the parameter servers (the other hosts are workers)\n"
@@ -56,6 +56,10 @@ void usage(std::ostream& out) {
          "library's switch plan gives each class's drop-eligible packets a queue of their own;\n"
          "port compares the whole port's occupancy instead (documents made before the key\n"
          "eligible_threshold was written)\n"
+         "--dlcp-pacing shared-band gives dlcp's packets in the band the background shares a\n"
+         "pacer of their own, which only CE marks in that band cut, and which they pass as well\n"
+         "as their peer's; other marks cut the peer's pacer (default peer: every mark cuts the\n"
+         "peer's pacer, as in the library)\n"
          "--compute-jitter X draws each worker's compute speed per iteration, uniform in\n"
          "[1 - X, 1 + X] (default 0: the workers compute in lockstep)\n"
          "--ablate LIST turns off, comma-separated: ecn (dlcp's packets not ECN-capable),\n"
@@ -208,6 +212,8 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
                                                     {{"backoff", RetransmitTimer::kBackoff},
                                                      {"fixed", RetransmitTimer::kFixed},
                                                      {"probe", RetransmitTimer::kProbe}});
+    } else if (flag == "--dlcp-pacing") {
+      s.dlcp.shared_band_pacer = choose<bool>(flag, text, {{"peer", false}, {"shared-band", true}});
     } else if (flag == "--eligible-threshold") {
       s.fabric.eligible_per_queue = choose<bool>(flag, text, {{"port", false}, {"queue", true}});
     } else if (flag == "--tcp-min-rto-us") {

@@ -148,6 +148,7 @@ std::string scenario_json(const ScenarioConfig& s) {
   const WorkloadConfig& w = s.workload;
   // Written only when changed, so that documents from before the option still merge.
   const std::string best_effort = f.best_effort_shared ? "" : ",\"best_effort_shared\":false";
+  const std::string pacing = s.dlcp.shared_band_pacer ? ",\"dlcp_pacing\":\"shared_band\"" : "";
   std::string pfabric_rto;
   if (s.tcp.pfabric_timer == RetransmitTimer::kFixed) pfabric_rto = ",\"pfabric_rto\":\"fixed\"";
   if (s.tcp.pfabric_timer == RetransmitTimer::kProbe) pfabric_rto = ",\"pfabric_rto\":\"probe\"";
@@ -164,7 +165,7 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"mark_per_queue\":" << (f.mark_per_queue ? "true" : "false") << best_effort
       << ",\"dlcp_ecn_capable\":" << (s.dlcp.ecn_capable ? "true" : "false")
       << ",\"dlcp_drop_precedence\":" << (s.dlcp.drop_precedence ? "true" : "false")
-      << ",\"dlcp_receiver_share\":" << (s.dlcp.receiver_share ? "true" : "false")
+      << ",\"dlcp_receiver_share\":" << (s.dlcp.receiver_share ? "true" : "false") << pacing
       << ",\"collective\":"
       << json::quote(w.collective == Collective::kParameterServer ? "parameter_server"
                                                                   : "ring_allreduce")

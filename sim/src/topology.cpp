@@ -94,6 +94,7 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
   topo.leaves.Create(static_cast<std::uint32_t>(fabric.leaves));
   topo.spines.Create(static_cast<std::uint32_t>(fabric.spines));
   topo.host_rate_bps = fabric.host_link_gbps * 1e9;
+  topo.bands = policy.switch_bands(/*best_effort_alone=*/!behaviour.share_best_effort);
 
   ns3::InternetStackHelper stack;
   stack.SetRoutingHelper(EcmpRoutingHelper());

@@ -37,6 +37,8 @@ struct Topology {
   std::vector<ns3::Ptr<DropPrecedenceQueueDisc>> switch_ports;
   std::vector<ns3::Ptr<DropPrecedenceQueueDisc>> gray_ports;  // the gray spine's, when it fails
   double host_rate_bps = 0.0;
+  // The switch plan's bands the ports classify by (PortBehaviour::share_best_effort).
+  library::SwitchBands bands;
 
   PortCounters switch_counters() const;
   PortCounters gray_counters() const;
