@@ -128,7 +128,7 @@ void write_control_seeds(const fs::path& dir) {
   hello.world_size = 4;
   hello.data_sockets = {{0x7F000001u, 40000}, {0x7F000001u, 40001}};
   for (std::size_t i = 0; i < kNonceBytes; ++i) hello.nonce[i] = static_cast<std::uint8_t>(i * 5);
-  hello.features = hello_features::kPairSeq;
+  hello.features = hello_features::kPairSeq | hello_features::kSharedBandMarks;
   write_file(dir / "valid_hello.bin", body(hello));
   hello.features |= hello_features::kPacketMac;
   write_file(dir / "valid_hello_packet_mac.bin", body(hello));
@@ -165,6 +165,7 @@ void write_control_seeds(const fs::path& dir) {
   feedback.received_packets = 1000;
   feedback.lost_packets_estimate = 3;
   feedback.ce_marked_packets = 7;
+  feedback.ce_marked_shared_band = 5;
   feedback.offered_rate = 781'250'000;
   feedback.path_received = {500, 500};
   write_file(dir / "valid_rate_feedback.bin", body(feedback));

@@ -57,16 +57,29 @@ struct RateControlOptions {
   // devices such as a container's veth, NICs reporting no speed).
   // TransportCounters::receive_rate_bytes_per_s says which was used.
   double receive_rate = 0.0;
+  // Off (the default): one pacer per peer, which every CE mark cuts. On: dlcp's packets in the
+  // switch class best effort shares (DSCP 0's class under the switch plan with
+  // best_effort_alone off: dlcp's least urgent class) also pass a second pacer per peer, which
+  // only the marks on such packets cut; the other marks cut only the peer's pacer. The
+  // background's backlog then slows only the class that waits behind it, not the urgent classes
+  // in their own queues. Receivers always report those marks apart, so the peers' settings need
+  // not agree. In the simulator it lowered ring all-reduce's tail at 2% size and did not move
+  // full-size runs (docs/simulation.md, "Marks in the shared band").
+  bool shared_band_pacing = false;
 
   void validate() const;
 };
 
-// Diagnostic receive-path loss injection for testing; off unless drop_rate or a class rate > 0.
+// Diagnostic receive-path loss injection for testing; off unless drop_rate, a class rate or a
+// class mark rate > 0.
 struct LossInjectionOptions {
   double drop_rate = 0.0;          // long-run fraction of data packets dropped, 0..1
   double mean_burst_length = 1.0;  // >= 1; 1 = independent drops, larger = Gilbert-Elliott bursts
   std::array<double, kPriorityClasses> class_drop_rate{-1, -1, -1, -1,
                                                        -1, -1, -1, -1};  // <0: drop_rate
+  // Fraction of each class's arriving (not dropped) data packets read as CE-marked, as if a switch
+  // had marked them, 0..1: exercises the reaction to ECN where no queue marks (loopback).
+  std::array<double, kPriorityClasses> class_mark_rate{};
   std::uint64_t seed = 1;
 
   bool enabled() const;

@@ -73,11 +73,15 @@ struct TransportCounters {
   std::uint64_t bytes_received = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t injected_drops = 0;
+  std::uint64_t injected_marks = 0;   // LossInjectionOptions::class_mark_rate
   std::uint64_t backlog_packets = 0;  // early packets held for receives not yet posted
   std::uint64_t backlog_bytes = 0;    // what they (and early FlowStarts) hold, <= backlog_bytes
   std::uint64_t rejected = 0;         // all rejections
   std::vector<std::pair<std::string, std::uint64_t>> rejected_by_reason;  // nonzero reasons only
   double send_rate_bytes_per_s = 0;  // current paced rate towards the busiest peer
+  // RateControlOptions::shared_band_pacing: the shared band's pacer towards the peer it lets send
+  // fastest (0 when off).
+  double shared_band_send_rate_bytes_per_s = 0;
   // Sender: rate reports received from all peers, and those whose loss exceeded
   // RateControlOptions::congestion_loss (each cut the rate towards what got through).
   std::uint64_t rate_reports = 0;

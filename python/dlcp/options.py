@@ -33,6 +33,7 @@ COMMUNICATOR_FIELDS = {
     "min_rate": ("transport", "rate", "min_rate"),
     "max_rate": ("transport", "rate", "max_rate"),
     "receive_rate": ("transport", "rate", "receive_rate"),
+    "shared_band_pacing": ("transport", "rate", "shared_band_pacing"),
     "drop_rate": ("transport", "inject", "drop_rate"),
     "mean_burst_length": ("transport", "inject", "mean_burst_length"),
     "drop_seed": ("transport", "inject", "seed"),

@@ -47,6 +47,7 @@ void bind_transport_options(py::module_& module) {
       .def_readwrite("min_rate", &RateControlOptions::min_rate)
       .def_readwrite("max_rate", &RateControlOptions::max_rate)
       .def_readwrite("receive_rate", &RateControlOptions::receive_rate)
+      .def_readwrite("shared_band_pacing", &RateControlOptions::shared_band_pacing)
       .def("validate", &RateControlOptions::validate);
 
   py::class_<LossInjectionOptions>(module, "LossInjectionOptions")

@@ -69,6 +69,11 @@ SwitchBands Policy::switch_bands(bool best_effort_alone) const {
   port.best_effort_alone = best_effort_alone;
   const auto plan = dlcp::switchconf::make_switch_plan(options_->value.dscp, port);
   SwitchBands bands;
+  const auto shares = dlcp::switchconf::shares_best_effort_class(plan);
+  static_assert(std::tuple_size_v<decltype(shares)> == kDscpCount);
+  for (std::size_t dscp = 0; dscp < shares.size(); ++dscp) {
+    bands.shares_best_effort[dscp] = shares[dscp];
+  }
   for (int dscp = 0; dscp < kDscpCount; ++dscp) {
     const auto& queue = dlcp::switchconf::queue_of_dscp(plan, static_cast<std::uint8_t>(dscp));
     bands.band[static_cast<std::size_t>(dscp)] = static_cast<std::int8_t>(queue.traffic_class);
@@ -95,6 +100,13 @@ double offered_share(double receive_rate, std::size_t active_senders) {
 
 double paced_rate(double controller_rate, double offered_rate, double min_rate) {
   return dlcp::transport::paced_rate(controller_rate, offered_rate, min_rate);
+}
+
+BandMarks split_marks(std::uint64_t ce_marked, std::uint64_t shared_band_marks) {
+  dlcp::transport::Feedback report;
+  report.ce_marked = ce_marked;
+  const auto reports = dlcp::transport::split_by_band(report, shared_band_marks);
+  return {reports.peer.ce_marked, reports.shared_band.ce_marked};
 }
 
 std::int64_t sending_window_ns(std::int64_t feedback_interval_ns, double receive_rate,

@@ -161,7 +161,7 @@ std::uint64_t DlcpTransport::full_packet() const {
 }
 
 bool DlcpTransport::in_shared_band(std::uint8_t tos) const {
-  return topology_.bands.band[tos >> 2] == topology_.bands.band[0];  // DSCP 0: best effort
+  return topology_.bands.shares_best_effort[tos >> 2];
 }
 
 std::uint64_t DlcpTransport::entries_of(const OutMessage& message, std::uint32_t seq) const {
@@ -378,16 +378,14 @@ void DlcpTransport::on_rate_feedback(const ControlMessage& control) {
   auto& peer = found->second;
   const auto interval = static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0);
   const std::int64_t now = ns3::Simulator::Now().GetNanoSeconds();
-  // A mark says its band's queue is long. Those in the background's band cut only the pacer that
-  // dlcp's packets in that band pass; the rest cut the peer's, which every packet passes. Both
-  // controllers see the whole report otherwise (rates, loss, the share marked over all packets).
-  const double rate =
-      peer.rate->on_feedback(interval, f.bytes, f.packets, f.lost, f.ce - f.shared_ce);
+  // As the library's engine splits a report (transport::split_by_band).
+  const library::BandMarks marks = library::split_marks(f.ce, f.shared_ce);
+  const double rate = peer.rate->on_feedback(interval, f.bytes, f.packets, f.lost, marks.peer);
   peer.pacer->set_rate(library::paced_rate(rate, f.offered_rate, min_rate_bytes()), now);
   if (peer.shared_rate) {
-    counters_.shared_band_marks += f.shared_ce;
+    counters_.shared_band_marks += marks.shared_band;
     const double shared =
-        peer.shared_rate->on_feedback(interval, f.bytes, f.packets, f.lost, f.shared_ce);
+        peer.shared_rate->on_feedback(interval, f.bytes, f.packets, f.lost, marks.shared_band);
     peer.shared_pacer->set_rate(library::paced_rate(shared, 0.0, min_rate_bytes()), now);
   }
 }

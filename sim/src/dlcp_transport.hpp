@@ -10,9 +10,9 @@
 //  - per-packet spraying over `paths` UDP source ports (switches hash them onto different paths);
 //  - pacing per peer by the library's token-bucket Pacer (its burst from burst_for_rate) at the
 //    rate of the library's RateController, fed by periodic receiver feedback (bytes, packets,
-//    estimated loss, CE marks); with shared_band_pacer (not in the library yet) the packets in
-//    the band the background shares also pass a pacer of their own, which only the marks in that
-//    band cut;
+//    estimated loss, CE marks); with shared_band_pacer (the library's shared_band_pacing) the
+//    packets in the band the background shares also pass a pacer of their own, which only the
+//    marks in that band cut;
 //  - receiver-driven completion: every protected packet plus all but the budget, then Stop;
 //  - RoundFinished -> (after a quiet period) MissingRanges listing the missing protected packets
 //    and enough drop-eligible ones (with a margin of twice the loss rate), resent protected first.

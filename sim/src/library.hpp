@@ -25,6 +25,9 @@ inline constexpr int kDscpCount = 64;
 struct SwitchBands {
   std::array<std::int8_t, kDscpCount> band{};
   std::array<bool, kDscpCount> drop_eligible{};
+  // In best effort's band (switchconf::shares_best_effort_class): what the shared-band pacer
+  // paces and whose marks it counts.
+  std::array<bool, kDscpCount> shares_best_effort{};
 };
 
 // dlcp::PolicyOptions (library defaults unless changed) and the policy functions that read it.
@@ -63,6 +66,13 @@ bool is_ce_marked(std::uint8_t tos);  // policy::is_ce_marked
 // sender paces at given its controller's rate and the share offered to it. Rates in bytes/s.
 double offered_share(double receive_rate, std::size_t active_senders);
 double paced_rate(double controller_rate, double offered_rate, double min_rate);
+// transport::split_by_band: of one report's `ce_marked` marks, those the peer's controller gets
+// and those the shared band's gets (the rest of the report goes to both).
+struct BandMarks {
+  std::uint64_t peer = 0;
+  std::uint64_t shared_band = 0;
+};
+BandMarks split_marks(std::uint64_t ce_marked, std::uint64_t shared_band_marks);
 // transport::sending_window and transport::counts_as_sender, in nanoseconds: which peers a
 // receiver counts when it shares its rate.
 std::int64_t sending_window_ns(std::int64_t feedback_interval_ns, double receive_rate,

@@ -79,6 +79,16 @@ SwitchPlan make_switch_plan(const DscpTable& table, const PortOptions& port) {
   return plan;
 }
 
+std::array<bool, 64> shares_best_effort_class(const SwitchPlan& plan) {
+  std::array<bool, 64> shares{};
+  const int best_effort = queue_of_dscp(plan, 0).traffic_class;
+  for (std::size_t dscp = 0; dscp < shares.size(); ++dscp) {
+    shares[dscp] =
+        queue_of_dscp(plan, static_cast<std::uint8_t>(dscp)).traffic_class == best_effort;
+  }
+  return shares;
+}
+
 const Queue& queue_of_dscp(const SwitchPlan& plan, std::uint8_t dscp) {
   for (const Queue& queue : plan.queues) {
     for (const std::uint8_t d : queue.dscps) {

@@ -3,6 +3,7 @@
 // for Linux tc (what the testbed applies) and for SONiC's QoS tables (a commodity switch).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -59,6 +60,11 @@ std::size_t class_selector_queue(std::uint8_t dscp);
 
 // The queue of a DSCP (0..63) in the plan.
 const Queue& queue_of_dscp(const SwitchPlan& plan, std::uint8_t dscp);
+
+// For each DSCP (0..63), whether a port under `plan` queues it in best effort's traffic class
+// (DSCP 0's): packets there wait behind the background's backlog and take its ECN marks
+// (RateControlOptions::shared_band_pacing).
+std::array<bool, 64> shares_best_effort_class(const SwitchPlan& plan);
 
 // Linux tc commands (`tc -batch` syntax, without the leading "tc") that configure one egress
 // device: an HTB root at the link rate, one leaf per queue with HTB priority = traffic class and a

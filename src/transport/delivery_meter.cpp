@@ -49,8 +49,9 @@ wire::RateFeedback DeliveryMeter::take(TimePoint now) {
   feedback.received_packets = saturate(packets_);
   feedback.lost_packets_estimate = saturate(lost_packets);
   feedback.ce_marked_packets = saturate(ce_marked_);
+  feedback.ce_marked_shared_band = saturate(ce_marked_shared_band_);
   feedback.path_received = path_packets_;
-  bytes_ = packets_ = ce_marked_ = 0;
+  bytes_ = packets_ = ce_marked_ = ce_marked_shared_band_ = 0;
   std::fill(path_packets_.begin(), path_packets_.end(), 0);
   return feedback;
 }

@@ -38,7 +38,11 @@ class DeliveryMeter {
   // `pair_seq`: the packet's DataHeader::pair_seq. The peer numbers from 0 on each connection.
   void on_packet(std::size_t bytes, std::size_t path, std::uint16_t pair_seq, TimePoint now);
   // A CE mark is read after the packet was counted (the TOS comes with the payload).
-  void on_ce_mark() { ++ce_marked_; }
+  // `shared_band`: the packet's DSCP is in the switch class best effort shares.
+  void on_ce_mark(bool shared_band) {
+    ++ce_marked_;
+    if (shared_band) ++ce_marked_shared_band_;
+  }
 
   // True once packets were counted and at least `interval` has passed since the first of them.
   bool due(TimePoint now, Duration interval) const;
@@ -54,6 +58,7 @@ class DeliveryMeter {
   std::uint64_t bytes_ = 0;
   std::uint64_t packets_ = 0;
   std::uint64_t ce_marked_ = 0;
+  std::uint64_t ce_marked_shared_band_ = 0;
   // Packets the peer numbered up to the highest counter seen (the counter widened to 64 bits),
   // and that count at the last report.
   std::uint64_t numbered_ = 0;

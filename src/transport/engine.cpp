@@ -12,6 +12,7 @@
 
 #include "common/net.hpp"
 #include "policy/policy.hpp"
+#include "switch/switch_plan.hpp"
 #include "transport/handshake.hpp"
 #include "transport/link_rate.hpp"
 
@@ -62,6 +63,8 @@ Engine::Engine(const TransportOptions& options)
     throw Error(ErrorCode::kInvalidArgument, -1, e.what());
   }
   job_key_.emplace(options_.job_secret, options_.job_token);
+  shared_band_dscps_ = switchconf::shares_best_effort_class(
+      switchconf::make_switch_plan(options_.policy.dscp, switchconf::PortOptions{}));
   trailer_bytes_ = options_.packet_mac ? wire::kMacTrailerBytes : 0;
   iov_per_packet_ = options_.packet_mac ? 3 : 2;
   bind_ipv4_ = net::resolve_ipv4(options_.bind_host);
@@ -199,7 +202,7 @@ wire::Hello Engine::our_hello() const {
   hello.world_size = static_cast<std::uint16_t>(options_.world_size);
   for (const auto& socket : sockets_) hello.data_sockets.push_back({socket.ipv4(), socket.port()});
   hello.nonce = random_nonce();
-  hello.features = wire::hello_features::kPairSeq;
+  hello.features = wire::hello_features::kPairSeq | wire::hello_features::kSharedBandMarks;
   if (options_.packet_mac) hello.features |= wire::hello_features::kPacketMac;
   return hello;
 }
@@ -297,6 +300,13 @@ void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& 
   peer.pacer.emplace(
       peer.rate->rate(),
       burst_for_rate(peer.rate->rate(), peer.datagram_bytes, options_.feedback_interval), now);
+  if (options_.rate.shared_band_pacing) {
+    peer.shared_band_rate.emplace(options_.rate);
+    peer.shared_band_pacer.emplace(peer.shared_band_rate->rate(),
+                                   burst_for_rate(peer.shared_band_rate->rate(),
+                                                  peer.datagram_bytes, options_.feedback_interval),
+                                   now);
+  }
   peer.paths.emplace(peer.data_addresses.size());
   peer.path_sent.assign(peer.data_addresses.size(), 0);
   peer.delivered = DeliveryMeter(sockets_.size());
@@ -639,7 +649,11 @@ Duration Engine::next_wakeup(TimePoint now) {
   const Duration blocked = send_blocked_until_ > now ? send_blocked_until_ - now : Duration::zero();
   for (const auto& [order, seq, message] : send_order_) {
     PeerState& peer = peers_[static_cast<std::size_t>(message->key.peer)];
-    wait = std::min(wait, std::max(blocked, peer.pacer->wait_for(peer.datagram_bytes, now)));
+    Duration pacing = peer.pacer->wait_for(peer.datagram_bytes, now);
+    if (message->shared_band) {
+      pacing = std::max(pacing, peer.shared_band_pacer->wait_for(peer.datagram_bytes, now));
+    }
+    wait = std::min(wait, std::max(blocked, pacing));
     if (wait == blocked) break;
   }
   return wait;
@@ -724,6 +738,10 @@ TransportCounters Engine::counters() const {
       if (peer.pacer) {
         snapshot.send_rate_bytes_per_s =
             std::max(snapshot.send_rate_bytes_per_s, peer.pacer->rate());
+      }
+      if (peer.shared_band_pacer) {
+        snapshot.shared_band_send_rate_bytes_per_s =
+            std::max(snapshot.shared_band_send_rate_bytes_per_s, peer.shared_band_pacer->rate());
       }
       if (peer.rate) {
         snapshot.rate_reports += peer.rate->reports();

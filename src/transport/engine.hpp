@@ -61,6 +61,8 @@ struct OutgoingMessage {
   int priority_class = 0;
   std::uint8_t protected_tos = 0;  // policy::data_tos of the class, per precedence
   std::uint8_t drop_eligible_tos = 0;
+  // Paced by its peer's shared-band pacer as well (RateControlOptions::shared_band_pacing).
+  bool shared_band = false;
   std::uint32_t budget_ppm = 0;
   std::uint16_t stride = 0;
   std::uint32_t packet_count = 0;
@@ -132,6 +134,10 @@ struct PeerState {
   std::size_t datagram_bytes = 0;
   std::optional<Pacer> pacer;
   std::optional<RateController> rate;
+  // RateControlOptions::shared_band_pacing: what this peer's packets in the switch class best
+  // effort shares pass as well, driven by the marks on those packets alone.
+  std::optional<Pacer> shared_band_pacer;
+  std::optional<RateController> shared_band_rate;
   std::optional<PathSelector> paths;
   std::vector<std::uint64_t> path_sent;  // since the last feedback from this peer
   // Packet MAC (TransportOptions::packet_mac): keys of this connection, per direction.
@@ -208,6 +214,8 @@ class Engine final : public Transport {
   void send_step(TimePoint now);
   // Sends one burst of `message` within its peer's pacing budget; returns the bytes sent.
   std::uint64_t send_burst(OutgoingMessage& message, TimePoint now);
+  // The bytes `message`'s pacers allow now: its peer's, and the shared band's if it passes that.
+  std::uint64_t pacing_budget(const OutgoingMessage& message, TimePoint now);
   void enqueue(OutgoingMessage& message);
   void dequeue(OutgoingMessage& message);
   void on_missing_ranges(PeerState& peer, const wire::MissingRanges& missing);
@@ -268,6 +276,8 @@ class Engine final : public Transport {
   std::optional<LossInjector> injector_;
   std::optional<JobKey> job_key_;
   wire::DataExpectations expectations_;
+  // Per DSCP: queued in best effort's class under the default switch plan (shared_band_pacing).
+  std::array<bool, 64> shared_band_dscps_{};
   std::size_t trailer_bytes_ = 0;  // after every data payload: the MAC trailer, if any
 
   std::vector<PeerState> peers_;

@@ -161,7 +161,9 @@ void Engine::receive_direct(std::size_t socket_index, TimePoint now) {
     } else {
       socket.discard();
     }
-    if (policy::is_ce_marked(tos)) peers_[header.src_rank].delivered.on_ce_mark();
+    if (policy::is_ce_marked(tos)) {
+      peers_[header.src_rank].delivered.on_ce_mark(shared_band_dscps_[tos >> 2]);
+    }
   }
 }
 
@@ -203,7 +205,15 @@ bool Engine::admit(const wire::DataHeader& header, std::size_t bytes, std::uint8
     return false;
   }
   peer.delivered.on_packet(bytes, socket_index, header.pair_seq, now);
-  if (policy::is_ce_marked(tos)) peer.delivered.on_ce_mark();
+  if (policy::is_ce_marked(tos)) {
+    peer.delivered.on_ce_mark(shared_band_dscps_[tos >> 2]);
+  } else if (injector_ && injector_->should_mark(header.priority_class)) {
+    // The direct path reads the TOS only after this: judge the band by the class's codepoint.
+    ++stats_.injected_marks;
+    const std::uint8_t class_tos =
+        policy::data_tos(options_.policy, header.priority_class, policy::Precedence::kProtected);
+    peer.delivered.on_ce_mark(shared_band_dscps_[class_tos >> 2]);
+  }
   return true;
 }
 

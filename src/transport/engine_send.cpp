@@ -74,6 +74,8 @@ std::future<MessageResult> Engine::send(int peer, std::uint64_t message_id,
       policy::data_tos(options_.policy, message->priority_class, policy::Precedence::kProtected);
   message->drop_eligible_tos =
       policy::data_tos(options_.policy, message->priority_class, policy::Precedence::kDropEligible);
+  message->shared_band =
+      options_.rate.shared_band_pacing && shared_band_dscps_[message->protected_tos >> 2];
   message->budget_ppm = policy::budget_ppm(options.loss_budget);
   message->stride = packet_floats;
   message->packet_count = packets;
@@ -165,7 +167,7 @@ void Engine::send_step(TimePoint now) {
     for (const auto& entry : send_order_) {
       OutgoingMessage* candidate = std::get<2>(entry);
       PeerState& peer = peers_[static_cast<std::size_t>(candidate->key.peer)];
-      if (peer.pacer->available(now) >= peer.datagram_bytes) {
+      if (pacing_budget(*candidate, now) >= peer.datagram_bytes) {
         message = candidate;
         break;
       }
@@ -181,10 +183,17 @@ void Engine::send_step(TimePoint now) {
   }
 }
 
+std::uint64_t Engine::pacing_budget(const OutgoingMessage& message, TimePoint now) {
+  PeerState& peer = peers_[static_cast<std::size_t>(message.key.peer)];
+  std::uint64_t budget = peer.pacer->available(now);
+  if (message.shared_band) budget = std::min(budget, peer.shared_band_pacer->available(now));
+  return budget;
+}
+
 std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
   PeerState& peer = peers_[static_cast<std::size_t>(message.key.peer)];
   const std::uint64_t budget =
-      std::max<std::uint64_t>(peer.pacer->available(now), peer.datagram_bytes);
+      std::max<std::uint64_t>(pacing_budget(message, now), peer.datagram_bytes);
   const std::size_t batch = static_cast<std::size_t>(options_.batch);
   // Packets of one GSO send share a path and a TOS, and all but the last are full-sized.
   const std::size_t datagram_bytes =
@@ -304,6 +313,7 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
   }
   stats_.bytes_sent += sent_bytes;
   peer.pacer->consume(sent_bytes, now);
+  if (message.shared_band) peer.shared_band_pacer->consume(sent_bytes, now);
   if (message.next >= message.pending.size()) {
     dequeue(message);
     peer.control.send(wire::RoundFinished{message.key.id, message.round,
@@ -369,6 +379,15 @@ void Engine::on_rate_feedback(PeerState& peer, const wire::RateFeedback& feedbac
   report.received_packets = feedback.received_packets;
   report.lost_packets = feedback.lost_packets_estimate;
   report.ce_marked = feedback.ce_marked_packets;
+  if (peer.shared_band_rate) {
+    const BandReports reports = split_by_band(report, feedback.ce_marked_shared_band);
+    report = reports.peer;
+    // The offer caps the peer's pacer, which these packets pass too.
+    apply_rate(*peer.shared_band_pacer,
+               paced_rate(peer.shared_band_rate->on_feedback(reports.shared_band), 0.0,
+                          options_.rate.min_rate),
+               peer.datagram_bytes, options_.feedback_interval, now);
+  }
   const double rate = peer.rate->on_feedback(report);
   apply_rate(*peer.pacer,
              paced_rate(rate, static_cast<double>(feedback.offered_rate), options_.rate.min_rate),

@@ -18,8 +18,9 @@ namespace {
 }  // namespace
 
 bool LossInjectionOptions::enabled() const {
-  return drop_rate > 0.0 || std::any_of(class_drop_rate.begin(), class_drop_rate.end(),
-                                        [](double rate) { return rate > 0.0; });
+  const auto positive = [](double rate) { return rate > 0.0; };
+  return drop_rate > 0.0 || std::any_of(class_drop_rate.begin(), class_drop_rate.end(), positive) ||
+         std::any_of(class_mark_rate.begin(), class_mark_rate.end(), positive);
 }
 
 void LossInjectionOptions::validate() const {
@@ -32,6 +33,9 @@ void LossInjectionOptions::validate() const {
     if (!(class_drop_rate[c] <= 1.0)) {
       fail("class_drop_rate[" + std::to_string(c) + "]", class_drop_rate[c],
            "must be <= 1 (negative = drop_rate)");
+    }
+    if (!(class_mark_rate[c] >= 0.0 && class_mark_rate[c] <= 1.0)) {
+      fail("class_mark_rate[" + std::to_string(c) + "]", class_mark_rate[c], "must be in [0, 1]");
     }
   }
 }
@@ -67,11 +71,26 @@ double LossInjector::rate_for(int priority_class) const {
   return class_rate >= 0.0 ? class_rate : config_.drop_rate;
 }
 
-bool LossInjector::should_drop(int priority_class) {
+namespace {
+
+void check_class(int priority_class) {
   if (priority_class < 0 || priority_class >= kPriorityClasses) {
     throw std::out_of_range("LossInjector: priority class " + std::to_string(priority_class) +
                             " outside 0..7");
   }
+}
+
+}  // namespace
+
+bool LossInjector::should_mark(int priority_class) {
+  check_class(priority_class);
+  const double rate = config_.class_mark_rate[static_cast<std::size_t>(priority_class)];
+  if (rate <= 0.0) return false;  // no draw: drop sequences stay those of a run without marks
+  return rate >= 1.0 || uniform(rng_) < rate;
+}
+
+bool LossInjector::should_drop(int priority_class) {
+  check_class(priority_class);
   const double rate = rate_for(priority_class);
   if (rate <= 0.0) return false;
   if (rate >= 1.0) return true;

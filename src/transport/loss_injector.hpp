@@ -1,7 +1,8 @@
 // Diagnostic loss injection on the receive path (off by default): random or bursty drops of data
-// packets, optionally per priority class. Bursty loss is a Gilbert-Elliott channel with a good
-// state (no loss) and a bad state (every packet lost), parameterised by the long-run drop rate and
-// the mean burst length, so drop_rate stays the average loss whatever the burst length.
+// packets, optionally per priority class, and CE marks read on a class's packets. Bursty loss is a
+// Gilbert-Elliott channel with a good state (no loss) and a bad state (every packet lost),
+// parameterised by the long-run drop rate and the mean burst length, so drop_rate stays the average
+// loss whatever the burst length.
 #pragma once
 
 #include <array>
@@ -20,6 +21,8 @@ class LossInjector {
 
   // Decides the fate of one arriving data packet of the given priority class (0..7).
   bool should_drop(int priority_class);
+  // Whether an arriving packet of the class is to be read as CE-marked (class_mark_rate).
+  bool should_mark(int priority_class);
 
   // Gilbert-Elliott transition probabilities for a long-run rate and mean burst length:
   // p_bad_to_good = 1 / burst; p_good_to_bad = rate * p_bad_to_good / (1 - rate).

@@ -147,6 +147,14 @@ std::uint64_t offer_on_wire(double offered_rate) {
   return static_cast<std::uint64_t>(std::min(kMaxOffer, offered_rate));
 }
 
+BandReports split_by_band(const Feedback& report, std::uint64_t shared_band_marks) {
+  const std::uint64_t shared = std::min(shared_band_marks, report.ce_marked);
+  BandReports reports{report, report};
+  reports.peer.ce_marked = report.ce_marked - shared;
+  reports.shared_band.ce_marked = shared;
+  return reports;
+}
+
 double paced_rate(double controller_rate, double offered_rate, double min_rate) {
   if (!(offered_rate > 0.0)) return controller_rate;
   return std::max(min_rate, std::min(controller_rate, offered_rate));

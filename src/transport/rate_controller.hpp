@@ -95,6 +95,17 @@ bool counts_as_sender(Duration since_last_packet, bool mid_round, Duration feedb
 // only be finite, and a double beyond 2^64 has no u64 value. Anything not above 0 is 0 (none).
 std::uint64_t offer_on_wire(double offered_rate);
 
+// Sender side, with RateControlOptions::shared_band_pacing: one report split between the peer's
+// controller and the controller of the shared band's pacer. A mark says its own queue is long:
+// those in the switch class best effort shares (`shared_band_marks`, of report.ce_marked) cut only
+// the pacer that dlcp's packets in that class pass; the others cut only the peer's, which every
+// packet passes. Both see the rest of the report (rates, loss, the share marked over all packets).
+struct BandReports {
+  Feedback peer;
+  Feedback shared_band;
+};
+BandReports split_by_band(const Feedback& report, std::uint64_t shared_band_marks);
+
 // Sender side: the rate to pace at, the controller's rate capped by the share the receiver
 // offered (0 = no offer yet), never below min_rate. The controller still decides on its own
 // rate, so that the sender speeds up at once when the receiver's other senders go quiet.

@@ -23,7 +23,7 @@ constexpr std::size_t kRoundFinishedBytes = 8 + 2 + 4;
 constexpr std::size_t kMissingRangesFixedBytes = 8 + 2 + 4;
 constexpr std::size_t kRangeBytes = 4 + 4;
 constexpr std::size_t kStopBytes = 8 + 1 + 4 + 4;
-constexpr std::size_t kRateFeedbackFixedBytes = 4 + 8 + 4 + 4 + 4 + 8 + 1;
+constexpr std::size_t kRateFeedbackFixedBytes = 4 + 8 + 4 + 4 + 4 + 4 + 8 + 1;
 constexpr std::size_t kPathCounterBytes = 4;
 
 constexpr std::uint32_t kMaxLossBudgetPpm = 1'000'000;
@@ -127,6 +127,7 @@ void encode_fields(const RateFeedback& m, Writer& w) {
   w.u32(m.received_packets);
   w.u32(m.lost_packets_estimate);
   w.u32(m.ce_marked_packets);
+  w.u32(m.ce_marked_shared_band);
   w.u64(m.offered_rate);
   w.u8(static_cast<std::uint8_t>(m.path_received.size()));
   for (const std::uint32_t n : m.path_received) w.u32(n);
@@ -278,12 +279,15 @@ Decoded decode_rate_feedback(Reader& r) {
   m.received_packets = r.u32();
   m.lost_packets_estimate = r.u32();
   m.ce_marked_packets = r.u32();
+  m.ce_marked_shared_band = r.u32();
   m.offered_rate = r.u64();
   const std::uint8_t path_count = r.u8();
   if (r.remaining() != std::size_t{path_count} * kPathCounterBytes) {
     return reject(RejectReason::kBadControlLength);
   }
-  if (path_count > kMaxDataPorts) return reject(RejectReason::kBadControlField);
+  if (path_count > kMaxDataPorts || m.ce_marked_shared_band > m.ce_marked_packets) {
+    return reject(RejectReason::kBadControlField);
+  }
   m.path_received.reserve(path_count);
   for (std::uint8_t i = 0; i < path_count; ++i) m.path_received.push_back(r.u32());
   return ControlMessage{std::move(m)};

@@ -66,7 +66,10 @@ inline constexpr std::uint8_t kPacketMac = 1u << 0;  // data packets carry a MAC
 // peer that does not would send version 1, which the receiver refuses packet by packet, so the
 // handshake names the mismatch instead (and an older dlcp refuses this unknown bit).
 inline constexpr std::uint8_t kPairSeq = 1u << 1;
-inline constexpr std::uint8_t kAllKnown = kPacketMac | kPairSeq;
+// RateFeedback carries ce_marked_shared_band. Every dlcp that sends it says so, and the handshake
+// names an older peer instead of failing on its first rate report's length.
+inline constexpr std::uint8_t kSharedBandMarks = 1u << 2;
+inline constexpr std::uint8_t kAllKnown = kPacketMac | kPairSeq | kSharedBandMarks;
 }  // namespace hello_features
 
 // Sender -> receiver before the first data packet of a message.
@@ -131,7 +134,8 @@ struct Stop {
 // receiver's fair share for each of its current senders (bytes/s, 0 = no cap).
 // path_received[i] counts packets that arrived on the receiver's i-th data socket.
 //   u32 interval_us, u64 received_bytes, u32 received_packets, u32 lost_packets_estimate,
-//   u32 ce_marked_packets, u64 offered_rate, u8 path_count (<= kMaxDataPorts),
+//   u32 ce_marked_packets, u32 ce_marked_shared_band (<= ce_marked_packets), u64 offered_rate,
+//   u8 path_count (<= kMaxDataPorts),
 //   path_count x u32 path_received
 struct RateFeedback {
   std::uint32_t interval_us = 0;
@@ -139,6 +143,9 @@ struct RateFeedback {
   std::uint32_t received_packets = 0;
   std::uint32_t lost_packets_estimate = 0;
   std::uint32_t ce_marked_packets = 0;
+  // Of ce_marked_packets, those in the switch class best effort shares (see
+  // RateControlOptions::shared_band_pacing); never more than ce_marked_packets.
+  std::uint32_t ce_marked_shared_band = 0;
   std::uint64_t offered_rate = 0;
   std::vector<std::uint32_t> path_received;
 };

@@ -208,5 +208,92 @@ TEST(LossReports, TheLossesOfShortMessagesReachTheSender) {
   EXPECT_LE(sender.rate_reports_congested, sender.rate_reports);
 }
 
+// With shared-band pacing, the least urgent class passes a second pacer and the receiver's reports
+// carry the marks in its switch class apart (loopback marks none: the split itself is unit-tested
+// in rate_controller_test). Both classes, sent at once under 30% loss, must still arrive whole,
+// and the loss must reach both controllers' sender.
+TEST(SharedBandPacing, BothClassesArriveWholeUnderLoss) {
+  auto world = make_world(2, [](TransportOptions& options) {
+    options.rate.shared_band_pacing = true;
+    if (options.rank == 1) {
+      options.inject.drop_rate = 0.3;
+      options.inject.seed = 23;
+    }
+  });
+  const auto values = make_values(200'000, 47);
+  constexpr int kLayers = 8;
+  for (std::uint64_t id = 1; id <= 4; ++id) {
+    std::vector<std::vector<float>> buffers(2, make_sentinel_buffer(values.size()));
+    std::vector<std::future<MessageResult>> received;
+    std::vector<std::future<MessageResult>> sent;
+    for (int layer : {0, kLayers - 1}) {  // the most urgent class, and the shared band's
+      MessageOptions options;
+      options.layer = layer;
+      options.num_layers = kLayers;
+      const std::uint64_t message_id = id * 10 + static_cast<std::uint64_t>(layer);
+      received.push_back(world[1]->recv(0, message_id, buffers[received.size()], options));
+      sent.push_back(world[0]->send(1, message_id, values, options));
+    }
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+      ASSERT_TRUE(ready_within(received[i], kWait)) << "message " << id << " class " << i;
+      ASSERT_TRUE(ready_within(sent[i], kWait)) << "message " << id << " class " << i;
+      const MessageResult result = received[i].get();
+      EXPECT_EQ(result.stats.completion, Completion::kComplete);
+      expect_delivery_matches(values, buffers[i], result);
+    }
+  }
+  const TransportCounters sender = world[0]->counters();
+  EXPECT_GT(world[1]->counters().injected_drops, 0u);
+  EXPECT_GT(sender.rate_reports_congested, 0u);
+}
+
+// Rates after sending least-urgent-class messages whose every packet the receiver reads as
+// CE-marked (as if the switch queue it shares with best effort were long).
+struct RatesAfterMarks {
+  double peer = 0;
+  double shared_band = 0;
+  std::uint64_t marks = 0;
+};
+
+RatesAfterMarks rates_after_marks_on_the_last_class(bool shared_band_pacing) {
+  constexpr double kRate = 50e6;
+  auto world = make_world(2, [&](TransportOptions& options) {
+    options.rate.shared_band_pacing = shared_band_pacing;
+    // Never above the start, so an uncut pacer reads exactly kRate.
+    options.rate.initial_rate = options.rate.max_rate = kRate;
+    if (options.rank == 1) options.inject.class_mark_rate[kPriorityClasses - 1] = 1.0;
+  });
+  const auto values = make_values(250'000, 53);  // 1 MB: 20 ms at kRate, ten reports
+  MessageOptions least_urgent;
+  least_urgent.layer = 7;
+  least_urgent.num_layers = 8;
+  for (std::uint64_t id = 1; id <= 3; ++id) {
+    auto buffer = make_sentinel_buffer(values.size());
+    auto received = world[1]->recv(0, id, buffer, least_urgent);
+    auto sent = world[0]->send(1, id, values, least_urgent);
+    EXPECT_TRUE(ready_within(received, kWait)) << "message " << id;
+    EXPECT_TRUE(ready_within(sent, kWait)) << "message " << id;
+    if (received.valid()) expect_delivery_matches(values, buffer, received.get());
+  }
+  const TransportCounters sender = world[0]->counters();
+  return {sender.send_rate_bytes_per_s, sender.shared_band_send_rate_bytes_per_s,
+          world[1]->counters().injected_marks};
+}
+
+// With shared-band pacing the marks cut only the shared band's pacer: the peer's, which the
+// urgent classes pass alone, keeps its rate. Without it they cut the peer's pacer.
+TEST(SharedBandPacing, MarksOnTheSharedBandCutOnlyItsPacer) {
+  const RatesAfterMarks with = rates_after_marks_on_the_last_class(true);
+  EXPECT_GT(with.marks, 0u);
+  EXPECT_EQ(with.peer, 50e6);
+  EXPECT_GT(with.shared_band, 0.0);
+  EXPECT_LT(with.shared_band, 0.9 * 50e6);
+
+  const RatesAfterMarks without = rates_after_marks_on_the_last_class(false);
+  EXPECT_GT(without.marks, 0u);
+  EXPECT_LT(without.peer, 0.9 * 50e6);
+  EXPECT_EQ(without.shared_band, 0.0);
+}
+
 }  // namespace
 }  // namespace dlcp::test

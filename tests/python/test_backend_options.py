@@ -29,6 +29,13 @@ class OptionsTest(unittest.TestCase):
             dlcp.torch.Options(algorithm="ps")
         with self.assertRaisesRegex(dlcp.InvalidArgumentError, "receive_rate"):
             dlcp.torch.Options(receive_rate=-1.0)
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "shared_band_pacing='yes'"):
+            dlcp.communicator_options(shared_band_pacing="yes")
+
+    def test_shared_band_pacing_reaches_the_transport(self):
+        self.assertFalse(dlcp.communicator_options().transport.rate.shared_band_pacing)
+        options = dlcp.communicator_options(shared_band_pacing=True)
+        self.assertTrue(options.transport.rate.shared_band_pacing)
 
 
 class WorldOfOneTest(unittest.TestCase):

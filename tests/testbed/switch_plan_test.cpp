@@ -72,6 +72,28 @@ TEST(SwitchPlan, BestEffortAloneMovesTheLastClassUpAndLeavesClassSevenToBestEffo
   EXPECT_EQ(queue_of_dscp(plan, table.control_dscp).traffic_class, 0);
 }
 
+TEST(SwitchPlan, SharesBestEffortClassHoldsTheLastClassUnlessBestEffortIsAlone) {
+  const DscpTable table = DscpTable::defaults();
+  const int last = kTrafficClasses - 1;
+  const auto shared = shares_best_effort_class(default_plan());
+  EXPECT_TRUE(shared[0]);
+  EXPECT_FALSE(shared[table.control_dscp]);
+  for (int c = 0; c < kTrafficClasses; ++c) {
+    const auto i = static_cast<std::size_t>(c);
+    EXPECT_EQ(shared[table.protected_dscp[i]], c == last) << c;
+    EXPECT_EQ(shared[table.drop_eligible_dscp[i]], c == last) << c;
+  }
+  PortOptions port;
+  port.best_effort_alone = true;
+  const auto alone = shares_best_effort_class(make_switch_plan(table, port));
+  EXPECT_TRUE(alone[0]);
+  for (int c = 0; c < kTrafficClasses; ++c) {
+    const auto i = static_cast<std::size_t>(c);
+    EXPECT_FALSE(alone[table.protected_dscp[i]]) << c;
+    EXPECT_FALSE(alone[table.drop_eligible_dscp[i]]) << c;
+  }
+}
+
 TEST(SwitchPlan, RejectsImpossiblePorts) {
   PortOptions port;
   port.drop_eligible_bytes = port.buffer_bytes * 2;

@@ -44,20 +44,23 @@ TEST(DeliveryMeter, ReportsWhatArrivedPerPathAndStartsAfresh) {
   DeliveryMeter meter(3);
   meter.on_packet(1000, 0, 0, kStart);
   meter.on_packet(2000, 2, 3, kStart + microseconds(5));
-  meter.on_ce_mark();
+  meter.on_ce_mark(/*shared_band=*/false);
   meter.on_packet(3000, 2, 6, kStart + microseconds(10));  // 1, 2, 4 and 5 never arrived
+  meter.on_ce_mark(/*shared_band=*/true);
   const wire::RateFeedback report = meter.take(kStart + microseconds(25));
   EXPECT_EQ(report.interval_us, 25u);
   EXPECT_EQ(report.received_bytes, 6000u);
   EXPECT_EQ(report.received_packets, 3u);
   EXPECT_EQ(report.lost_packets_estimate, 4u);
-  EXPECT_EQ(report.ce_marked_packets, 1u);
+  EXPECT_EQ(report.ce_marked_packets, 2u);
+  EXPECT_EQ(report.ce_marked_shared_band, 1u);
   EXPECT_EQ(report.path_received, (std::vector<std::uint32_t>{1, 0, 2}));
 
   const wire::RateFeedback next = meter.take(kStart + microseconds(50));
   EXPECT_EQ(next.received_packets, 0u);
   EXPECT_EQ(next.lost_packets_estimate, 0u);
   EXPECT_EQ(next.ce_marked_packets, 0u);
+  EXPECT_EQ(next.ce_marked_shared_band, 0u);
   EXPECT_EQ(next.path_received, (std::vector<std::uint32_t>{0, 0, 0}));
   EXPECT_FALSE(meter.due(kStart + milliseconds(10), microseconds(20)));
 }

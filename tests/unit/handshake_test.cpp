@@ -13,7 +13,7 @@ wire::Hello hello_from(std::uint16_t rank) {
   hello.rank = rank;
   hello.world_size = 4;
   hello.data_sockets = {{0x7F000001u, 40000}};
-  hello.features = wire::hello_features::kPairSeq;
+  hello.features = wire::hello_features::kPairSeq | wire::hello_features::kSharedBandMarks;
   return hello;
 }
 
@@ -31,6 +31,16 @@ TEST(CheckHello, NamesAPeerThatSendsTheOlderDataFormat) {
   older.features = 0;
   const std::string why = check_hello(older, hello_from(0));
   EXPECT_TRUE(mentions(why, "format version 1")) << why;
+  EXPECT_TRUE(mentions(why, "same dlcp version")) << why;
+}
+
+// Its rate reports would lack ce_marked_shared_band, and the first one would fail the connection
+// on its length.
+TEST(CheckHello, NamesAPeerWhoseRateReportsLackSharedBandMarks) {
+  wire::Hello older = hello_from(1);
+  older.features = wire::hello_features::kPairSeq;
+  const std::string why = check_hello(older, hello_from(0));
+  EXPECT_TRUE(mentions(why, "without shared-band marks")) << why;
   EXPECT_TRUE(mentions(why, "same dlcp version")) << why;
 }
 

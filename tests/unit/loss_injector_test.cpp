@@ -161,6 +161,34 @@ TEST(LossInjector, RejectsBadClass) {
   EXPECT_THROW(injector.should_drop(8), std::out_of_range);
 }
 
+TEST(LossInjector, MarksEachClassAtItsMarkRate) {
+  LossInjectionConfig c;
+  c.class_mark_rate[7] = 1.0;
+  c.class_mark_rate[6] = 0.25;
+  LossInjector injector(c);
+  int marked = 0;
+  for (int i = 0; i < 10000; ++i) {
+    EXPECT_FALSE(injector.should_mark(0));
+    EXPECT_TRUE(injector.should_mark(7));
+    marked += injector.should_mark(6) ? 1 : 0;
+    EXPECT_FALSE(injector.should_drop(6));  // marks are not drops
+  }
+  EXPECT_NEAR(marked / 10000.0, 0.25, 0.02);
+  EXPECT_THROW(injector.should_mark(8), std::out_of_range);
+}
+
+// A class without marks draws nothing, so the drops stay those of a run without marks.
+TEST(LossInjector, MarkRateZeroLeavesTheDropSequenceAlone) {
+  LossInjector plain(with(0.3, 1.0, 99));
+  LossInjectionConfig c = with(0.3, 1.0, 99);
+  c.class_mark_rate[7] = 0.5;
+  LossInjector marking(c);
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_FALSE(marking.should_mark(2));
+    EXPECT_EQ(plain.should_drop(2), marking.should_drop(2)) << i;
+  }
+}
+
 TEST(LossInjectionOptions, Enabled) {
   LossInjectionConfig c;
   EXPECT_FALSE(c.enabled());
@@ -170,6 +198,9 @@ TEST(LossInjectionOptions, Enabled) {
   c.class_drop_rate[7] = 0.0;
   EXPECT_FALSE(c.enabled());
   c.class_drop_rate[7] = 0.2;
+  EXPECT_TRUE(c.enabled());
+  c.class_drop_rate[7] = 0.0;
+  c.class_mark_rate[7] = 0.2;
   EXPECT_TRUE(c.enabled());
 }
 
@@ -197,6 +228,12 @@ TEST(LossInjectionOptions, Validate) {
   c.class_drop_rate[3] = nan;
   EXPECT_NE(message(c).find("class_drop_rate[3]"), std::string::npos);
   c.class_drop_rate[3] = -2.0;  // any negative: use drop_rate
+  EXPECT_NO_THROW(c.validate());
+  for (const double bad : {-0.1, 1.5, nan}) {
+    c.class_mark_rate[5] = bad;
+    EXPECT_NE(message(c).find("class_mark_rate[5]"), std::string::npos) << bad;
+  }
+  c.class_mark_rate[5] = 1.0;
   EXPECT_NO_THROW(c.validate());
 }
 

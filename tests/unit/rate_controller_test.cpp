@@ -131,6 +131,29 @@ TEST(RateController, CeMarksOnALittleTrafficCutALittle) {
   EXPECT_DOUBLE_EQ(rc.on_feedback(report(1e6, 0, 1)), 0.95e8);
 }
 
+TEST(SharedBandPacing, MarksInTheSharedBandGoToItsControllerOnly) {
+  Feedback whole = report(4e7, 3, 100);
+  const BandReports split = split_by_band(whole, 60);
+  EXPECT_EQ(split.peer.ce_marked, 40u);
+  EXPECT_EQ(split.shared_band.ce_marked, 60u);
+  for (const Feedback& part : {split.peer, split.shared_band}) {
+    EXPECT_EQ(part.interval, whole.interval);
+    EXPECT_EQ(part.received_bytes, whole.received_bytes);
+    EXPECT_EQ(part.received_packets, whole.received_packets);
+    EXPECT_EQ(part.lost_packets, whole.lost_packets);
+  }
+  // A count above the marks (a decoder lets none through) is bounded by them.
+  const BandReports bounded = split_by_band(whole, 500);
+  EXPECT_EQ(bounded.peer.ce_marked, 0u);
+  EXPECT_EQ(bounded.shared_band.ce_marked, 100u);
+  // Each controller cuts by the share of all packets marked in its own band: 60 of 400 packets is
+  // 15%, a cut of 7.5%; 40 of 400, 5%.
+  RateController shared(config());
+  RateController peer(config());
+  EXPECT_DOUBLE_EQ(shared.on_feedback(split.shared_band), 1e8 * (1 - 0.075));
+  EXPECT_DOUBLE_EQ(peer.on_feedback(split.peer), 1e8 * (1 - 0.05));
+}
+
 TEST(RateController, CeCutIsHeldLikeALossCut) {
   RateController rc(config());
   rc.on_feedback(report(4e7, 0, 400));                 // 5e7, hold 2

@@ -111,6 +111,7 @@ void expect_same(const RateFeedback& a, const RateFeedback& b) {
   EXPECT_EQ(a.received_packets, b.received_packets);
   EXPECT_EQ(a.lost_packets_estimate, b.lost_packets_estimate);
   EXPECT_EQ(a.ce_marked_packets, b.ce_marked_packets);
+  EXPECT_EQ(a.ce_marked_shared_band, b.ce_marked_shared_band);
   EXPECT_EQ(a.offered_rate, b.offered_rate);
   EXPECT_EQ(a.path_received, b.path_received);
 }
@@ -168,6 +169,7 @@ RateFeedback sample_rate_feedback() {
   m.received_packets = 1000;
   m.lost_packets_estimate = 3;
   m.ce_marked_packets = 7;
+  m.ce_marked_shared_band = 5;
   m.offered_rate = 781'250'000;
   m.path_received = {500, 500};
   return m;
@@ -305,6 +307,7 @@ TEST(WireControlRoundTrip, RateFeedbackEdgeValues) {
   m.received_packets = kU32Max;
   m.lost_packets_estimate = kU32Max;
   m.ce_marked_packets = kU32Max;
+  m.ce_marked_shared_band = kU32Max;
   m.offered_rate = kU64Max;
   expect_same(round_trip(m), m);  // no paths
   m.path_received.assign(kMaxDataPorts, kU32Max);
@@ -374,14 +377,15 @@ TEST(WireControlGolden, Hello) {
   m.world_size = 0x0304;
   m.data_sockets = {{0xC0A80001u, 0x1F90}};
   for (std::size_t i = 0; i < kNonceBytes; ++i) m.nonce[i] = static_cast<std::uint8_t>(0x40 + i);
-  m.features = hello_features::kPacketMac | hello_features::kPairSeq;
+  m.features =
+      hello_features::kPacketMac | hello_features::kPairSeq | hello_features::kSharedBandMarks;
   auto expected = bytes({0x00, 0x00, 0x00, 0x36,                          // body length 54
                          0x01, 0x01,                                      // version, type
                          0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,  // job token
                          0x01, 0x02, 0x03, 0x04, 0x01,                    // rank, world, n
                          0xC0, 0xA8, 0x00, 0x01, 0x1F, 0x90});            // ipv4, port
   for (std::size_t i = 0; i < kNonceBytes; ++i) expected.push_back(std::byte(0x40 + i));  // nonce
-  expected.push_back(std::byte{0x03});  // features: packet MAC, pair_seq
+  expected.push_back(std::byte{0x07});  // features: packet MAC, pair_seq, shared-band marks
   EXPECT_EQ(frame_of(m), expected);
 }
 
@@ -439,13 +443,15 @@ TEST(WireControlGolden, RateFeedback) {
   m.received_packets = 0x21222324u;
   m.lost_packets_estimate = 0x31323334u;
   m.ce_marked_packets = 0x41424344u;
+  m.ce_marked_shared_band = 0x41424340u;
   m.offered_rate = 0x5152535455565758ull;
   m.path_received = {0x61626364u};
   const auto expected =
-      bytes({0x00, 0x00, 0x00, 0x27, 0x01, 0x06,  // length 39, version, type
+      bytes({0x00, 0x00, 0x00, 0x2B, 0x01, 0x06,  // length 43, version, type
              0x01, 0x02, 0x03, 0x04,              // interval
              0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x21, 0x22,
              0x23, 0x24, 0x31, 0x32, 0x33, 0x34, 0x41, 0x42, 0x43, 0x44,  // ..., ce
+             0x41, 0x42, 0x43, 0x40,                                      // ce in shared band
              0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58, 0x01,  // offered rate, path count
              0x61, 0x62, 0x63, 0x64});
   EXPECT_EQ(frame_of(m), expected);
@@ -546,7 +552,7 @@ TEST(WireControlReject, BadControlLengthFromCountFields) {
 
   // RateFeedback claiming more paths than present.
   auto feedback = body_of(sample_rate_feedback());
-  feedback[2 + 32] = std::byte{200};
+  feedback[2 + 36] = std::byte{200};
   EXPECT_EQ(reject_of(feedback), RejectReason::kBadControlLength);
 }
 
@@ -587,7 +593,7 @@ TEST(WireControlReject, BadControlFieldHello) {
   m = sample_hello();
   m.rank = m.world_size;
   EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "rank outside world";
-  for (unsigned bit = 2; bit < 8; ++bit) {
+  for (unsigned bit = 3; bit < 8; ++bit) {
     m = sample_hello();
     m.features = static_cast<std::uint8_t>(1u << bit);
     EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "feature bit " << bit;
@@ -684,6 +690,10 @@ TEST(WireControlReject, BadControlFieldRateFeedback) {
   m.path_received.assign(kMaxDataPorts + 1, 1);
   EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField);
   m.path_received.assign(255, 1);
+  EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField);
+  // More marks in the shared band than marks.
+  m = sample_rate_feedback();
+  m.ce_marked_shared_band = m.ce_marked_packets + 1;
   EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField);
 }
 
