@@ -71,14 +71,21 @@ Placement place(const testbed::TestbedOptions* network, int process) {
 }
 
 // The rsh agent mpirun calls as `agent 10.0.0.<i+1> "command"`: it runs the command in host i's
-// namespace. Open MPI hands the remote command over as one string, as it would to ssh.
+// namespace. Open MPI hands the remote command over as one string, as it would to ssh. The
+// namespaces share one /tmp and one host name, so each host's daemon gets a session directory of
+// its own, as on a real host: in one shared tree, daemons starting together raced to create the
+// same directory and failed ("mkdir ... File exists"), which cost the demo a retry.
 std::string write_namespace_agent(const testbed::TestbedOptions& network,
                                   const std::filesystem::path& dir) {
   const auto path = dir / "netns-agent";
+  const auto sessions = (dir / "orte-h").string();
   std::ofstream(path) << "#!/bin/sh\n"
                       << "host=\"$1\"; shift\n"
+                      << "n=$(( ${host##*.} - 1 ))\n"
+                      << "mkdir -p '" << sessions << "'$n\n"
                       << "exec " << testbed::find_program("ip") << " netns exec " << network.prefix
-                      << "-h$(( ${host##*.} - 1 )) /bin/sh -c \"$*\"\n";
+                      << "-h$n env OMPI_MCA_orte_tmpdir_base='" << sessions
+                      << "'$n /bin/sh -c \"$*\"\n";
   std::filesystem::permissions(path, std::filesystem::perms::owner_all);
   return path.string();
 }
