@@ -208,10 +208,9 @@ TEST(LossReports, TheLossesOfShortMessagesReachTheSender) {
   EXPECT_LE(sender.rate_reports_congested, sender.rate_reports);
 }
 
-// With shared-band pacing, the least urgent class passes a second pacer and the receiver's reports
-// carry the marks in its switch class apart (loopback marks none: the split itself is unit-tested
-// in rate_controller_test). Both classes, sent at once under 30% loss, must still arrive whole,
-// and the loss must reach both controllers' sender.
+// With shared-band pacing, messages of the least urgent class need both pacers' budgets, the
+// others only the peer's. The most urgent and the least urgent class, sent at once under 30% loss
+// (which cuts both controllers), must still arrive whole. The split of marks is checked below.
 TEST(SharedBandPacing, BothClassesArriveWholeUnderLoss) {
   auto world = make_world(2, [](TransportOptions& options) {
     options.rate.shared_band_pacing = true;
