@@ -9,7 +9,7 @@ packages=(
   clang-14 libclang-rt-14-dev clang-format
   iproute2 nftables iperf3
   libgloo-dev openmpi-bin libopenmpi-dev
-  libns3-dev libgsl-dev
+  libns3-dev libgsl-dev libgoogle-perftools-dev
   libsodium-dev
   python3-matplotlib
   python3-dev python3-numpy python3-torch pybind11-dev libtorch-dev dataset-fashion-mnist
