@@ -228,6 +228,7 @@ def check_refusals(command):
                        (["--slicing", "random"], "--slicing"),
                        (["--compute-jitter", "1"], "--compute-jitter"),
                        (["--pfabric-rto", "sometimes"], "--pfabric-rto"),
+                       (["--tcp-close", "linux"], "--tcp-close"),
                        (["--eligible-threshold", "class"], "--eligible-threshold"),
                        (["--dlcp-pacing", "class"], "--dlcp-pacing"),
                        (["--collective", "ring", "--slicing", "largest-first"], "--slicing"),
@@ -256,7 +257,7 @@ def main():
         check_slicing(command, out_dir, layer_order_flows)
         check_jitter(command, out_dir, layer_order_flows)
         check_gray_spine(command)
-        check_probe_mode(command)
+        check_probe_mode(command, summary)
         check_shared_band_pacing(command, summary)
     print("check_results: OK (merge kept the baselines and repeated dlcp exactly; bad settings "
           "refused; dlcp recovered from the gray spine within its budget; pFabric probed)")
@@ -288,12 +289,17 @@ def check_gray_spine(command):
           f"with {missing:.4%} of entries missing)")
 
 
-def check_probe_mode(command):
-    """pFabric with `--pfabric-rto probe` finishes every flow and sends one-byte probes."""
+def check_probe_mode(command, default_summary):
+    """pFabric with `--pfabric-rto probe` finishes every flow and sends one-byte probes; with
+    `--tcp-close rfc793` as well, which the document must record (the default's must not)."""
     summary = run_summary(command + ["--schemes", "pfabric", "--pfabric-rto", "probe",
-                                     "--iterations", "1"])
+                                     "--tcp-close", "rfc793", "--iterations", "1"])
     if summary["config"].get("pfabric_rto") != "probe":
         fail(f"the document does not record pFabric's timer: {summary['config']}")
+    if summary["config"].get("tcp_close") != "rfc793":
+        fail(f"the document does not record TCP's close: {summary['config']}")
+    if "tcp_close" in default_summary["config"]:
+        fail(f"the default run records a TCP close option: {default_summary['config']}")
     result = summary["results"]["pfabric"]
     check_scheme("pfabric", result)
     check_tcp_counters("pfabric", result, probing=True)

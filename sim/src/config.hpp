@@ -97,11 +97,17 @@ struct DlcpSimConfig {
   bool shared_band_pacer = false;
 };
 
-// How a TCP socket retransmits after a timeout (pfabric_tcp_socket.hpp).
+// How a TCP socket retransmits after a timeout (tcp_socket.hpp, pfabric_tcp_socket.hpp).
 enum class RetransmitTimer {
   kBackoff,  // ns-3's TCP: the timeout doubles on each consecutive timeout
   kFixed,    // the expired timeout repeats, as pFabric's rate control does
   kProbe,    // kFixed, and pFabric's probe mode after kProbeAfterTimeouts consecutive timeouts
+};
+// How a TCP receiver closes when its peer's FIN arrived before the last of the data
+// (tcp_socket.hpp).
+enum class EarlyFinClose {
+  kNs3,     // ns-3.37's: the receiver's Close() comes first, and it is left in CLOSE_WAIT for good
+  kRfc793,  // as RFC 793: CLOSING, then TIME_WAIT, then closed
 };
 // The consecutive timeouts after which a pFabric flow probes with one-byte segments: prob_cap_ in
 // the ns-2 scripts published with pFabric and PIAS.
@@ -114,6 +120,9 @@ struct TcpConfig {
   // ns-3's TCP doubles the timeout on consecutive timeouts (of a SYN too); pFabric's rate control
   // does not. Backoff by default so far: every stored result was made with it.
   RetransmitTimer pfabric_timer = RetransmitTimer::kBackoff;
+  // Every TCP socket's (all schemes' and the background's). ns-3's by default so far: every
+  // stored result was made with it.
+  EarlyFinClose early_fin_close = EarlyFinClose::kNs3;
 };
 
 struct ScenarioConfig {

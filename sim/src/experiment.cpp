@@ -26,6 +26,7 @@
 #include "ns3/uinteger.h"
 #include "progress.hpp"
 #include "stats.hpp"
+#include "tcp_socket.hpp"
 #include "tcp_transport.hpp"
 #include "topology.hpp"
 #include "workload.hpp"
@@ -121,6 +122,9 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme, const std:
     now.gradient_finished = log.gradient_fct_us.size();
     now.gradient_started = log.gradient_started;
     now.background_finished = log.background_fct_us.size();
+    const TcpSocketCount sockets = count_tcp_sockets(topology.hosts);
+    now.tcp_sockets = sockets.open;
+    now.tcp_close_wait = sockets.close_wait;
     progress.report(now);
   };
   TcpPriority priority = TcpPriority::kNone;
@@ -128,7 +132,7 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme, const std:
   if (scheme == Scheme::kPias) priority = TcpPriority::kBytesSent;
   const RetransmitTimer timer =
       scheme == Scheme::kPfabric ? scenario.tcp.pfabric_timer : RetransmitTimer::kBackoff;
-  TcpTransport tcp(topology, scenario.policy, priority, timer, log);
+  TcpTransport tcp(topology, scenario.policy, priority, timer, scenario.tcp.early_fin_close, log);
   std::unique_ptr<DlcpTransport> dlcp;
   MessageTransport* gradients = &tcp;
   if (scheme == Scheme::kDlcp) {

@@ -36,6 +36,7 @@ void usage(std::ostream& out) {
          "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
          "                [--compute-jitter X] [--pfabric-rto backoff|fixed|probe]\n"
+         "                [--tcp-close ns3|rfc793]\n"
          "                [--eligible-threshold port|queue] [--dlcp-pacing peer|shared-band]\n"
          "                [--ablate LIST] [--merge FILE]... [--flows] [--progress-s X]\n"
          "                [--list]\n"
@@ -51,6 +52,10 @@ void usage(std::ostream& out) {
          "data and of SYNs), as pFabric's rate control does, instead of doubling it (default:\n"
          "backoff, ns-3's TCP); probe also re-sends one-byte segments after 5 consecutive\n"
          "timeouts until one is acknowledged (pFabric's probe mode)\n"
+         "--tcp-close rfc793 closes a TCP receiver whose peer's FIN came before the last of the\n"
+         "data as RFC 793 does (CLOSING, TIME_WAIT); ns3 (the default) leaves it in CLOSE_WAIT\n"
+         "with its endpoint for the rest of the run, as ns-3.37 does, which slows long runs\n"
+         "of pFabric and PIAS down\n"
          "--eligible-threshold queue (the default) refuses a drop-eligible packet once its own\n"
          "band's queue holds more than the drop-eligible share (half) of the buffer, as the\n"
          "library's switch plan gives each class's drop-eligible packets a queue of their own;\n"
@@ -212,6 +217,9 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
                                                     {{"backoff", RetransmitTimer::kBackoff},
                                                      {"fixed", RetransmitTimer::kFixed},
                                                      {"probe", RetransmitTimer::kProbe}});
+    } else if (flag == "--tcp-close") {
+      s.tcp.early_fin_close = choose<EarlyFinClose>(
+          flag, text, {{"ns3", EarlyFinClose::kNs3}, {"rfc793", EarlyFinClose::kRfc793}});
     } else if (flag == "--dlcp-pacing") {
       s.dlcp.shared_band_pacer = choose<bool>(flag, text, {{"peer", false}, {"shared-band", true}});
     } else if (flag == "--eligible-threshold") {

@@ -1,13 +1,7 @@
 #include "pfabric_tcp_socket.hpp"
 
-#include "ns3/object-factory.h"
-#include "ns3/rtt-estimator.h"
 #include "ns3/simulator.h"
-#include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-header.h"
-#include "ns3/tcp-l4-protocol.h"
-#include "ns3/tcp-recovery-ops.h"
-#include "ns3/tcp-socket-factory.h"
 
 namespace dlcp::sim {
 
@@ -15,7 +9,7 @@ NS_OBJECT_ENSURE_REGISTERED(PfabricTcpSocket);
 
 ns3::TypeId PfabricTcpSocket::GetTypeId() {
   static ns3::TypeId tid = ns3::TypeId("dlcp::sim::PfabricTcpSocket")
-                               .SetParent<ns3::TcpSocketBase>()
+                               .SetParent<SimTcpSocket>()
                                .SetGroupName("Internet")
                                .AddConstructor<PfabricTcpSocket>();
   return tid;
@@ -29,7 +23,7 @@ void PfabricTcpSocket::ReTxTimeout() {
   // The base doubles m_rto before it re-sends the data; the timeout that just expired is the one
   // to keep.
   const ns3::Time expired = m_rto.Get();
-  TcpSocketBase::ReTxTimeout();
+  SimTcpSocket::ReTxTimeout();
   if (m_rto.Get() <= expired) return;
   m_rto = expired;
   if (m_retxEvent.IsRunning()) {
@@ -47,14 +41,14 @@ bool PfabricTcpSocket::probing() const {
 
 std::uint32_t PfabricTcpSocket::SendDataPacket(ns3::SequenceNumber32 seq, std::uint32_t max_size,
                                                bool with_ack) {
-  return TcpSocketBase::SendDataPacket(seq, probing() ? 1 : max_size, with_ack);
+  return SimTcpSocket::SendDataPacket(seq, probing() ? 1 : max_size, with_ack);
 }
 
 std::uint32_t PfabricTcpSocket::AvailableWindow() const {
   // The base fills the window segment by segment; with one-byte segments a window of a segment
   // would go out as a burst of them.
   if (probing() && BytesInFlight() > 0) return 0;
-  return TcpSocketBase::AvailableWindow();
+  return SimTcpSocket::AvailableWindow();
 }
 
 void PfabricTcpSocket::SendEmptyPacket(std::uint8_t flags) {
@@ -64,7 +58,7 @@ void PfabricTcpSocket::SendEmptyPacket(std::uint8_t flags) {
   // and a pFabric flow never gives up.
   const bool syn = (flags & ns3::TcpHeader::SYN) != 0;
   if (syn && m_synCount + 1 < m_synRetries) m_synCount = m_synRetries - 1;
-  TcpSocketBase::SendEmptyPacket(flags);
+  SimTcpSocket::SendEmptyPacket(flags);
   if (!syn || m_rto.Get() <= m_cnTimeout) return;
   m_rto = m_cnTimeout;
   if (m_retxEvent.IsRunning()) {
@@ -72,33 +66,6 @@ void PfabricTcpSocket::SendEmptyPacket(std::uint8_t flags) {
     m_retxEvent =
         ns3::Simulator::Schedule(m_cnTimeout, &PfabricTcpSocket::SendEmptyPacket, this, flags);
   }
-}
-
-ns3::Ptr<ns3::Socket> create_tcp_socket(ns3::Ptr<ns3::Node> node, RetransmitTimer timer) {
-  if (timer == RetransmitTimer::kBackoff) {
-    return ns3::Socket::CreateSocket(node, ns3::TcpSocketFactory::GetTypeId());
-  }
-  // What TcpL4Protocol::CreateSocket does, with our socket class.
-  auto tcp = node->GetObject<ns3::TcpL4Protocol>();
-  ns3::TypeIdValue congestion;
-  ns3::TypeIdValue recovery;
-  ns3::TypeIdValue rtt;
-  tcp->GetAttribute("SocketType", congestion);
-  tcp->GetAttribute("RecoveryType", recovery);
-  tcp->GetAttribute("RttEstimatorType", rtt);
-  ns3::ObjectFactory factory;
-  auto socket = ns3::CreateObject<PfabricTcpSocket>();
-  factory.SetTypeId(rtt.Get());
-  socket->SetRtt(factory.Create<ns3::RttEstimator>());
-  factory.SetTypeId(congestion.Get());
-  socket->SetCongestionControlAlgorithm(factory.Create<ns3::TcpCongestionOps>());
-  factory.SetTypeId(recovery.Get());
-  socket->SetRecoveryAlgorithm(factory.Create<ns3::TcpRecoveryOps>());
-  socket->set_probe_after_timeouts(timer == RetransmitTimer::kProbe ? kProbeAfterTimeouts : 0);
-  socket->SetNode(node);
-  socket->SetTcp(tcp);
-  tcp->AddSocket(socket);
-  return socket;
 }
 
 }  // namespace dlcp::sim

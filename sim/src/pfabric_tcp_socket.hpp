@@ -12,14 +12,11 @@
 
 #include <cstdint>
 
-#include "config.hpp"
-#include "ns3/node.h"
-#include "ns3/socket.h"
-#include "ns3/tcp-socket-base.h"
+#include "tcp_socket.hpp"
 
 namespace dlcp::sim {
 
-class PfabricTcpSocket : public ns3::TcpSocketBase {
+class PfabricTcpSocket : public SimTcpSocket {
  public:
   static ns3::TypeId GetTypeId();
 
@@ -44,10 +41,5 @@ class PfabricTcpSocket : public ns3::TcpSocketBase {
  private:
   std::uint32_t probe_after_timeouts_ = 0;
 };
-
-// A TCP socket on `node` of the congestion control, recovery and RTT estimator the node's
-// TcpL4Protocol is configured with (as TcpSocketFactory makes them): ns-3's TcpSocketBase for
-// kBackoff, a PfabricTcpSocket otherwise.
-ns3::Ptr<ns3::Socket> create_tcp_socket(ns3::Ptr<ns3::Node> node, RetransmitTimer timer);
 
 }  // namespace dlcp::sim

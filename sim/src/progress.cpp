@@ -9,16 +9,18 @@ std::string progress_line(const std::string& label, double wall_s, const Progres
                           double since_wall_s, const ProgressSnapshot& since) {
   const double elapsed_s = wall_s - since_wall_s;
   const double ms_per_minute = elapsed_s > 0 ? (now.sim_ms - since.sim_ms) * 60.0 / elapsed_s : 0;
-  char line[384];
+  char line[448];
   std::snprintf(line, sizeof line,
                 "dlcp-sim: %s: %.2f ms simulated after %.0f s (%.2f ms per minute lately), "
                 "%.1f M events, gradient flows %llu of %llu started done, background flows "
-                "%llu done",
+                "%llu done, TCP sockets %llu (%llu in CLOSE_WAIT)",
                 label.c_str(), now.sim_ms, wall_s, ms_per_minute,
                 static_cast<double>(now.events) / 1e6,
                 static_cast<unsigned long long>(now.gradient_finished),
                 static_cast<unsigned long long>(now.gradient_started),
-                static_cast<unsigned long long>(now.background_finished));
+                static_cast<unsigned long long>(now.background_finished),
+                static_cast<unsigned long long>(now.tcp_sockets),
+                static_cast<unsigned long long>(now.tcp_close_wait));
   return line;
 }
 

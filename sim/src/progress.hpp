@@ -16,10 +16,12 @@ struct ProgressSnapshot {
   std::uint64_t gradient_finished = 0;
   std::uint64_t gradient_started = 0;
   std::uint64_t background_finished = 0;
+  std::uint64_t tcp_sockets = 0;     // open on the hosts, listeners included
+  std::uint64_t tcp_close_wait = 0;  // of them, in CLOSE_WAIT (see tcp_socket.hpp)
 };
 
 // One line: where the simulation stands, how fast it went since the last line (simulated ms per
-// wall-clock minute), and how many flows are done.
+// wall-clock minute), how many flows are done, and how many TCP sockets are open.
 std::string progress_line(const std::string& label, double wall_s, const ProgressSnapshot& now,
                           double since_wall_s, const ProgressSnapshot& since);
 

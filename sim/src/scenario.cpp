@@ -152,6 +152,8 @@ std::string scenario_json(const ScenarioConfig& s) {
   std::string pfabric_rto;
   if (s.tcp.pfabric_timer == RetransmitTimer::kFixed) pfabric_rto = ",\"pfabric_rto\":\"fixed\"";
   if (s.tcp.pfabric_timer == RetransmitTimer::kProbe) pfabric_rto = ",\"pfabric_rto\":\"probe\"";
+  const std::string tcp_close =
+      s.tcp.early_fin_close == EarlyFinClose::kRfc793 ? ",\"tcp_close\":\"rfc793\"" : "";
   out << "{\"hosts\":" << f.hosts() << ",\"leaves\":" << f.leaves
       << ",\"hosts_per_leaf\":" << f.hosts_per_leaf << ",\"spines\":" << f.spines
       << ",\"host_link_gbps\":" << json::number(f.host_link_gbps)
@@ -182,7 +184,7 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"dlcp_paths\":" << s.dlcp.paths
       << ",\"tcp_min_rto_us\":" << json::number(s.tcp.min_rto_us)
       << ",\"pfabric_min_rto_us\":" << json::number(s.tcp.pfabric_min_rto_us) << pfabric_rto
-      << ",\"seed\":" << s.seed << ",\"model_revision\":" << kModelRevision << "}";
+      << tcp_close << ",\"seed\":" << s.seed << ",\"model_revision\":" << kModelRevision << "}";
   return out.str();
 }
 

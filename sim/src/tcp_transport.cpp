@@ -9,6 +9,7 @@
 #include "ns3/tcp-header.h"
 #include "ns3/tcp-socket-base.h"
 #include "pfabric_tcp_socket.hpp"
+#include "tcp_socket.hpp"
 
 namespace dlcp::sim {
 
@@ -65,11 +66,17 @@ struct TcpTransport::Flow {
 };
 
 TcpTransport::TcpTransport(const Topology& topology, const library::Policy& policy,
-                           TcpPriority priority, RetransmitTimer timer, FlowLog& log)
-    : topology_(topology), policy_(policy), priority_(priority), timer_(timer), log_(log) {
+                           TcpPriority priority, RetransmitTimer timer, EarlyFinClose close,
+                           FlowLog& log)
+    : topology_(topology),
+      policy_(policy),
+      priority_(priority),
+      timer_(timer),
+      close_(close),
+      log_(log) {
   for (std::uint32_t h = 0; h < topology.hosts.GetN(); ++h) {
-    // Accepted connections are forks of the listener, so they keep its kind of timer.
-    auto listener = create_tcp_socket(topology.hosts.Get(h), timer);
+    // Accepted connections are forks of the listener, so they keep its timer and close.
+    auto listener = create_tcp_socket(topology.hosts.Get(h), timer, close);
     listener->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), kTcpPort));
     listener->Listen();
     listener->SetAcceptCallback(
@@ -105,7 +112,7 @@ void TcpTransport::send(const Message& message, Delivered on_delivered) {
   flow->on_delivered = std::move(on_delivered);
   flow->started = ns3::Simulator::Now();
   auto node = topology_.hosts.Get(static_cast<std::uint32_t>(message.src));
-  flow->tx = create_tcp_socket(node, timer_);
+  flow->tx = create_tcp_socket(node, timer_, close_);
   flow->tx->Bind();
   ns3::Address local;
   flow->tx->GetSockName(local);

@@ -37,9 +37,10 @@ struct TcpLossCounters {
 
 class TcpTransport : public MessageTransport {
  public:
-  // `timer`: how every socket retransmits (pFabric's repeats its timeout and may probe).
+  // `timer`: how every socket retransmits (pFabric's repeats its timeout and may probe);
+  // `close`: how a receiver closes after an early FIN.
   TcpTransport(const Topology& topology, const library::Policy& policy, TcpPriority priority,
-               RetransmitTimer timer, FlowLog& log);
+               RetransmitTimer timer, EarlyFinClose close, FlowLog& log);
   ~TcpTransport() override;
 
   void send(const Message& message, Delivered on_delivered) override;
@@ -66,6 +67,7 @@ class TcpTransport : public MessageTransport {
   library::Policy policy_;
   TcpPriority priority_;
   RetransmitTimer timer_;
+  EarlyFinClose close_;
   FlowLog& log_;
   std::vector<ns3::Ptr<ns3::Socket>> listeners_;
   std::unordered_map<const Flow*, std::unique_ptr<Flow>> flows_;        // the unfinished ones

@@ -9,17 +9,13 @@
 
 #include "ns3/error-model.h"
 #include "ns3/inet-socket-address.h"
-#include "ns3/internet-stack-helper.h"
-#include "ns3/ipv4-address-helper.h"
 #include "ns3/nstime.h"
 #include "ns3/packet.h"
-#include "ns3/point-to-point-helper.h"
-#include "ns3/pointer.h"
 #include "ns3/simulator.h"
-#include "ns3/string.h"
 #include "ns3/tcp-header.h"
 #include "ns3/uinteger.h"
 #include "pfabric_tcp_socket.hpp"
+#include "two_host_link.hpp"
 
 namespace dlcp::sim {
 namespace {
@@ -91,21 +87,12 @@ Sends sends_of(RetransmitTimer timer, bool syn, std::uint32_t drop_from_bytes,
                ns3::Time duration = ns3::MilliSeconds(3),
                std::pair<ns3::Time, ns3::Time> drop_all = {},
                std::uint32_t message_bytes = 4 * kSegmentBytes) {
-  ns3::NodeContainer nodes;
-  nodes.Create(2);
-  ns3::PointToPointHelper link;
-  link.SetDeviceAttribute("DataRate", ns3::StringValue("10Gbps"));
-  link.SetChannelAttribute("Delay", ns3::TimeValue(MicroSeconds(10)));
-  ns3::NetDeviceContainer devices = link.Install(nodes);
   auto loss = ns3::CreateObject<ReceiverDrops>();
   loss->min_bytes = drop_from_bytes;
   loss->drop_all_from = drop_all.first;
   loss->drop_all_until = drop_all.second;
-  devices.Get(1)->SetAttribute("ReceiveErrorModel", ns3::PointerValue(loss));
-  ns3::InternetStackHelper stack;
-  stack.Install(nodes);
-  ns3::Ipv4AddressHelper addresses("10.0.0.0", "255.255.255.0");
-  const ns3::Ipv4InterfaceContainer interfaces = addresses.Assign(devices);
+  const TwoHostLink link = make_two_host_link(nullptr, loss);
+  const ns3::NodeContainer& nodes = link.nodes;
 
   auto configure = [](ns3::Ptr<ns3::Socket> socket) {
     socket->SetAttribute("ConnTimeout", ns3::TimeValue(kConnTimeout));
@@ -115,17 +102,17 @@ Sends sends_of(RetransmitTimer timer, bool syn, std::uint32_t drop_from_bytes,
     socket->SetAttribute("ConnCount", ns3::UintegerValue(1000));  // as the experiment sets them
     socket->SetAttribute("DataRetries", ns3::UintegerValue(1000));
   };
-  auto listener = create_tcp_socket(nodes.Get(1), timer);
+  auto listener = create_tcp_socket(nodes.Get(1), timer, EarlyFinClose::kNs3);
   configure(listener);
   listener->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), kPort));
   listener->Listen();
-  auto client = create_tcp_socket(nodes.Get(0), timer);
+  auto client = create_tcp_socket(nodes.Get(0), timer, EarlyFinClose::kNs3);
   configure(client);
   Sends sends;
   sends.syn = syn;
   client->TraceConnectWithoutContext("Tx", ns3::MakeBoundCallback(&record, &sends));
   client->Bind();
-  const ns3::InetSocketAddress server(interfaces.GetAddress(1), kPort);
+  const ns3::InetSocketAddress server(link.interfaces.GetAddress(1), kPort);
   // Once the simulation runs: the nodes' traffic-control layers learn their devices only then.
   ns3::Simulator::ScheduleNow([client, server, message_bytes] {
     client->Connect(server);

@@ -15,6 +15,8 @@ ProgressSnapshot at(double sim_ms, std::uint64_t events) {
   s.gradient_finished = 40;
   s.gradient_started = 50;
   s.background_finished = 7;
+  s.tcp_sockets = 160;
+  s.tcp_close_wait = 3;
   return s;
 }
 
@@ -25,7 +27,7 @@ TEST(ProgressLine, ReportsTheSimulatedRateSinceTheLastLine) {
   EXPECT_EQ(line,
             "dlcp-sim: paper-144 pias: 10.50 ms simulated after 150 s (2.00 ms per minute "
             "lately), 2.5 M events, gradient flows 40 of 50 started done, background flows 7 "
-            "done");
+            "done, TCP sockets 160 (3 in CLOSE_WAIT)");
 }
 
 TEST(ProgressLine, NoWallTimeGivesNoRate) {
