@@ -79,7 +79,6 @@ class DropFirstFin : public ns3::ErrorModel {
 };
 
 struct Receiver {
-  ns3::Ptr<ns3::Socket> socket;
   std::uint32_t received = 0;
   std::vector<TcpSocket::TcpStates_t> states;
 };
@@ -96,7 +95,6 @@ void on_readable(Receiver* receiver, ns3::Ptr<ns3::Socket> socket) {
 }
 
 void on_accept(Receiver* receiver, ns3::Ptr<ns3::Socket> socket, const ns3::Address&) {
-  receiver->socket = socket;
   socket->TraceConnectWithoutContext("State",
                                      ns3::MakeBoundCallback(&record_state, &receiver->states));
   socket->SetRecvCallback(ns3::MakeBoundCallback(&on_readable, receiver));
