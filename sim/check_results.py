@@ -23,6 +23,8 @@ Last, dlcp runs alone with a gray spine (--gray-loss): the spine must drop its s
 gradient message with no more entries missing than its loss budget allows. With
 --dlcp-pacing shared-band dlcp must still finish everything, record the option, react to marks
 in the background's band with its shared-band pacers, and so send differently from the default.
+With --tcp-connections persistent, DCTCP and pFabric must finish everything over one kept
+connection per directed (worker, server) pair, and dlcp must repeat its default result exactly.
 """
 
 import json
@@ -229,6 +231,7 @@ def check_refusals(command):
                        (["--compute-jitter", "1"], "--compute-jitter"),
                        (["--pfabric-rto", "sometimes"], "--pfabric-rto"),
                        (["--tcp-close", "linux"], "--tcp-close"),
+                       (["--tcp-connections", "pooled"], "--tcp-connections"),
                        (["--eligible-threshold", "class"], "--eligible-threshold"),
                        (["--dlcp-pacing", "class"], "--dlcp-pacing"),
                        (["--collective", "ring", "--slicing", "largest-first"], "--slicing"),
@@ -259,6 +262,7 @@ def main():
         check_gray_spine(command)
         check_probe_mode(command, summary)
         check_shared_band_pacing(command, summary)
+        check_kept_connections(command, summary)
     print("check_results: OK (merge kept the baselines and repeated dlcp exactly; bad settings "
           "refused; dlcp recovered from the gray spine within its budget; pFabric probed)")
 
@@ -331,6 +335,37 @@ def check_shared_band_pacing(command, summary):
     print(f"check_results: shared-band pacing OK ({marks} marks in the background's band cut "
           f"only their own pacers; iteration {result['iteration_ms']['mean']:.3f} ms against "
           f"{default['iteration_ms']['mean']:.3f} by default)")
+
+
+def check_kept_connections(command, summary):
+    """`--tcp-connections persistent`: the TCP baselines carry their gradient messages over one
+    kept connection per (worker, server) pair and direction, the background still over a
+    connection per flow; dlcp, whose gradients never take TCP, repeats its default result."""
+    kept = run_summary(command + ["--schemes", "dlcp,dctcp,pfabric", "--tcp-connections",
+                                  "persistent"])
+    if kept["config"].get("tcp_connections") != "persistent":
+        fail(f"the document does not record the kept connections: {kept['config']}")
+    if "tcp_connections" in summary["config"]:
+        fail(f"the default run records a connections option: {summary['config']}")
+    if without_timing(kept["results"]["dlcp"]) != without_timing(summary["results"]["dlcp"]):
+        fail("dlcp's result changed with the TCP baselines' kept connections")
+    servers = kept["config"]["servers"]
+    pairs = 2 * servers * (kept["config"]["hosts"] - servers)
+    for scheme in ("dctcp", "pfabric"):
+        result = kept["results"][scheme]
+        check_scheme(scheme, result)
+        gradient, background = result["tcp"]["gradient"], result["tcp"]["background"]
+        messages = result["gradient_fct_us"]["started"]
+        if gradient["connections"] != pairs or not pairs < messages:
+            fail(f"{scheme}: {gradient['connections']} kept gradient connections for {pairs} "
+                 f"directed pairs and {messages} messages")
+        if background["connections"] != result["background_fct_us"]["started"]:
+            fail(f"{scheme}: {background['connections']} background connections for "
+                 f"{result['background_fct_us']['started']} background flows")
+    print(f"check_results: kept connections OK ({pairs} per TCP baseline for "
+          f"{kept['results']['dctcp']['gradient_fct_us']['started']} gradient messages; DCTCP's "
+          f"iteration {kept['results']['dctcp']['iteration_ms']['mean']:.3f} ms against "
+          f"{summary['results']['dctcp']['iteration_ms']['mean']:.3f} with a connection each)")
 
 
 def check_bands(results):

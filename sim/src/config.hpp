@@ -109,6 +109,16 @@ enum class EarlyFinClose {
   kNs3,     // ns-3.37's: the receiver's Close() comes first, and it is left in CLOSE_WAIT for good
   kRfc793,  // as RFC 793: CLOSING, then TIME_WAIT, then closed
 };
+// How the TCP baselines carry gradient messages (background flows always take a connection each).
+enum class GradientConnections {
+  // A connection per message, as the DCTCP, pFabric and PIAS evaluations model flows: every
+  // message pays a handshake and starts from the initial window.
+  kPerMessage,
+  // A connection per pair of hosts, kept for the whole run, as Gloo, ps-lite and NCCL keep theirs.
+  // It carries one message at a time, the most urgent waiting one first (class, then post order,
+  // as dlcp's send queue), and keeps Linux's window rules (tcp_socket.hpp).
+  kPersistent,
+};
 // The consecutive timeouts after which a pFabric flow probes with one-byte segments: prob_cap_ in
 // the ns-2 scripts published with pFabric and PIAS.
 constexpr std::uint32_t kProbeAfterTimeouts = 5;
@@ -123,6 +133,8 @@ struct TcpConfig {
   // Every TCP socket's (all schemes' and the background's). ns-3's by default so far: every
   // stored result was made with it.
   EarlyFinClose early_fin_close = EarlyFinClose::kNs3;
+  // A connection per message by default: every stored result was made so.
+  GradientConnections gradient_connections = GradientConnections::kPerMessage;
 };
 
 struct ScenarioConfig {

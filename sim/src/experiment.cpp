@@ -132,7 +132,8 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme, const std:
   if (scheme == Scheme::kPias) priority = TcpPriority::kBytesSent;
   const RetransmitTimer timer =
       scheme == Scheme::kPfabric ? scenario.tcp.pfabric_timer : RetransmitTimer::kBackoff;
-  TcpTransport tcp(topology, scenario.policy, priority, timer, scenario.tcp.early_fin_close, log);
+  TcpTransport tcp(topology, scenario.policy, priority, timer, scenario.tcp.early_fin_close,
+                   scenario.tcp.gradient_connections, log);
   std::unique_ptr<DlcpTransport> dlcp;
   MessageTransport* gradients = &tcp;
   if (scheme == Scheme::kDlcp) {

@@ -36,7 +36,7 @@ void usage(std::ostream& out) {
          "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
          "                [--compute-jitter X] [--pfabric-rto backoff|fixed|probe]\n"
-         "                [--tcp-close ns3|rfc793]\n"
+         "                [--tcp-close ns3|rfc793] [--tcp-connections per-message|persistent]\n"
          "                [--eligible-threshold port|queue] [--dlcp-pacing peer|shared-band]\n"
          "                [--ablate LIST] [--merge FILE]... [--flows] [--progress-s X]\n"
          "                [--list]\n"
@@ -56,6 +56,11 @@ void usage(std::ostream& out) {
          "data as RFC 793 does (CLOSING, TIME_WAIT); ns3 (the default) leaves it in CLOSE_WAIT\n"
          "with its endpoint for the rest of the run, as ns-3.37 does, which slows long runs\n"
          "of pFabric and PIAS down\n"
+         "--tcp-connections persistent carries the TCP baselines' gradient messages over one\n"
+         "connection per pair of hosts, kept for the run, one message at a time (most urgent\n"
+         "first) and with Linux's window rules (restart after idle, at least one segment), as\n"
+         "training libraries keep theirs (default per-message: a connection, and a handshake,\n"
+         "per message, as the DCTCP, pFabric and PIAS evaluations model flows)\n"
          "--eligible-threshold queue (the default) refuses a drop-eligible packet once its own\n"
          "band's queue holds more than the drop-eligible share (half) of the buffer, as the\n"
          "library's switch plan gives each class's drop-eligible packets a queue of their own;\n"
@@ -220,6 +225,11 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
     } else if (flag == "--tcp-close") {
       s.tcp.early_fin_close = choose<EarlyFinClose>(
           flag, text, {{"ns3", EarlyFinClose::kNs3}, {"rfc793", EarlyFinClose::kRfc793}});
+    } else if (flag == "--tcp-connections") {
+      s.tcp.gradient_connections =
+          choose<GradientConnections>(flag, text,
+                                      {{"per-message", GradientConnections::kPerMessage},
+                                       {"persistent", GradientConnections::kPersistent}});
     } else if (flag == "--dlcp-pacing") {
       s.dlcp.shared_band_pacer = choose<bool>(flag, text, {{"peer", false}, {"shared-band", true}});
     } else if (flag == "--eligible-threshold") {

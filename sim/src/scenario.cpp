@@ -154,6 +154,9 @@ std::string scenario_json(const ScenarioConfig& s) {
   if (s.tcp.pfabric_timer == RetransmitTimer::kProbe) pfabric_rto = ",\"pfabric_rto\":\"probe\"";
   const std::string tcp_close =
       s.tcp.early_fin_close == EarlyFinClose::kRfc793 ? ",\"tcp_close\":\"rfc793\"" : "";
+  const std::string tcp_connections = s.tcp.gradient_connections == GradientConnections::kPersistent
+                                          ? ",\"tcp_connections\":\"persistent\""
+                                          : "";
   out << "{\"hosts\":" << f.hosts() << ",\"leaves\":" << f.leaves
       << ",\"hosts_per_leaf\":" << f.hosts_per_leaf << ",\"spines\":" << f.spines
       << ",\"host_link_gbps\":" << json::number(f.host_link_gbps)
@@ -184,7 +187,8 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"dlcp_paths\":" << s.dlcp.paths
       << ",\"tcp_min_rto_us\":" << json::number(s.tcp.min_rto_us)
       << ",\"pfabric_min_rto_us\":" << json::number(s.tcp.pfabric_min_rto_us) << pfabric_rto
-      << tcp_close << ",\"seed\":" << s.seed << ",\"model_revision\":" << kModelRevision << "}";
+      << tcp_close << tcp_connections << ",\"seed\":" << s.seed
+      << ",\"model_revision\":" << kModelRevision << "}";
   return out.str();
 }
 

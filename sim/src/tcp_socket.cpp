@@ -1,8 +1,11 @@
 #include "tcp_socket.hpp"
 
+#include <algorithm>
+
 #include "ns3/object-factory.h"
 #include "ns3/object-vector.h"
 #include "ns3/rtt-estimator.h"
+#include "ns3/simulator.h"
 #include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-header.h"
 #include "ns3/tcp-l4-protocol.h"
@@ -47,6 +50,53 @@ void SimTcpSocket::ReceivedData(ns3::Ptr<ns3::Packet> packet, const ns3::TcpHead
   } else if (state_before_peer_close_ == FIN_WAIT_2) {
     TimeWait();
   }
+}
+
+std::uint32_t SimTcpSocket::SendDataPacket(ns3::SequenceNumber32 seq, std::uint32_t max_size,
+                                           bool with_ack) {
+  const ns3::Time now = ns3::Simulator::Now();
+  const bool new_data = seq >= m_tcb->m_highTxMark.Get();
+  if (linux_window_rules_ && new_data && last_data_sent_ != ns3::Time::Min() &&
+      UnAckDataCount() == 0 && now - last_data_sent_ > m_rto.Get()) {
+    const std::uint32_t cwnd = m_tcb->m_cWnd.Get();
+    // Linux keeps what the old window knew as the slow-start threshold (tcp_current_ssthresh).
+    m_tcb->m_ssThresh = std::max(m_tcb->m_ssThresh.Get(), cwnd / 2 + cwnd / 4);
+    const std::uint32_t restarted = restart_window(
+        cwnd, m_tcb->m_initialCWnd * m_tcb->m_segmentSize, now - last_data_sent_, m_rto.Get());
+    m_tcb->m_cWnd = restarted;
+    m_tcb->m_cWndInfl = restarted;
+  }
+  const std::uint32_t size = TcpSocketBase::SendDataPacket(seq, max_size, with_ack);
+  if (new_data) last_data_sent_ = now;
+  return size;
+}
+
+std::uint32_t SimTcpSocket::AvailableWindow() const {
+  std::uint32_t available = TcpSocketBase::AvailableWindow();
+  const std::uint32_t segment = m_tcb->m_segmentSize;
+  if (linux_window_rules_ && available < segment && BytesInFlight() == 0 &&
+      m_rWnd.Get() >= segment) {
+    available = segment;
+  }
+  if (available > 0 && UnAckDataCount() >= m_rWnd.Get() && next_segment_is_empty()) return 0;
+  return available;
+}
+
+bool SimTcpSocket::next_segment_is_empty() const {
+  ns3::SequenceNumber32 next;
+  ns3::SequenceNumber32 high;
+  const bool recovery = m_sackEnabled && m_tcb->m_congState == ns3::TcpSocketState::CA_RECOVERY;
+  return m_txBuffer->NextSeg(&next, &high, recovery) && high == next;
+}
+
+std::uint32_t restart_window(std::uint32_t cwnd, std::uint32_t initial_window, ns3::Time idle,
+                             ns3::Time rto) {
+  const std::uint32_t restart = std::min(initial_window, cwnd);
+  if (rto <= ns3::Time(0)) return restart;  // a zero RTO would never stop halving
+  for (ns3::Time left = idle - rto; left > ns3::Time(0) && cwnd > restart; left -= rto) {
+    cwnd >>= 1;
+  }
+  return std::max(cwnd, restart);
 }
 
 ns3::Ptr<ns3::Socket> create_tcp_socket(ns3::Ptr<ns3::Node> node, RetransmitTimer timer,

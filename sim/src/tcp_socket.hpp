@@ -8,6 +8,23 @@
 // its endpoint for the rest of the run (its peer still closes). Every packet a host receives is
 // looked up in a linear list of its endpoints, so under pFabric's and PIAS's losses those left in
 // CLOSE_WAIT piled up (1,900 in pFabric's ring run at 48 hosts after 100 ms) and slowed it down.
+// A socket may also keep two window rules of Linux's that ns-3's lacks (set_linux_window_rules),
+// which a connection kept between messages needs:
+//  - it restarts its window after an idle spell (net.ipv4.tcp_slow_start_after_idle, on by
+//    default), or it would resume a whole iteration later with the window it had grown;
+//  - its window lets one segment out whenever nothing is in flight. ns-3's DCTCP can cut the
+//    window below one segment (to (1 - alpha/2) x cwnd, unfloored), and the base then waits for a
+//    larger one (silly-window avoidance) that only a retransmission timeout brings, and none at
+//    all once every byte written was acknowledged: a kept connection would then hold its next
+//    message for good. Linux counts its window in packets, never below one.
+// Off by default: every stored result with a connection per message was made without them.
+// Every SimTcpSocket also works around an off-by-one in ns-3.37's TcpTxBuffer::NextSeg: once the
+// bytes sent equal the receiver's window it offers an empty segment of new data (`sent <= rwnd`
+// where `<` was meant), which TcpSocketBase sends, dereferencing the null item its buffer returns.
+// That needs some of the window SACKed or lost (the window in flight below the receiver's) and a
+// receiver's window small enough to be filled, such as an unscaled 64 KB: no stored run met it,
+// but a kept pFabric connection at 144 hosts did, with 65,535 bytes sent and a window of 65,535.
+// The window then reads as full, as it is.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +45,9 @@ class SimTcpSocket : public ns3::TcpSocketBase {
   SimTcpSocket(const SimTcpSocket& other) = default;
 
   void set_early_fin_close(EarlyFinClose close) { early_fin_close_ = close; }
+  void set_linux_window_rules(bool on) { linux_window_rules_ = on; }
   TcpStates_t state() const { return m_state.Get(); }
+  std::uint32_t congestion_window_bytes() const { return m_tcb->m_cWnd.Get(); }
 
   int Close() override;
 
@@ -37,13 +56,30 @@ class SimTcpSocket : public ns3::TcpSocketBase {
   // With kRfc793, puts the socket where RFC 793 has it when the base moved it to CLOSE_WAIT
   // after its own FIN.
   void ReceivedData(ns3::Ptr<ns3::Packet> packet, const ns3::TcpHeader& header) override;
+  // With Linux's window rules, new data that leaves with nothing unacknowledged, more than an
+  // RTO after the last data left, first shrinks the window (restart_window), and a window below
+  // one segment lets one out when nothing is in flight.
+  std::uint32_t SendDataPacket(ns3::SequenceNumber32 seq, std::uint32_t max_size,
+                               bool with_ack) override;
+  std::uint32_t AvailableWindow() const override;
 
  private:
+  // Whether the base would next send a segment of no bytes (the NextSeg off-by-one above).
+  bool next_segment_is_empty() const;
+
   EarlyFinClose early_fin_close_ = EarlyFinClose::kNs3;
+  bool linux_window_rules_ = false;
+  ns3::Time last_data_sent_ = ns3::Time::Min();  // Min(): nothing sent yet
   // The state before the base's peer-close step could run: at the start of ReceivedData, or after
   // a Close() the application made while ReceivedData handed it data.
   TcpStates_t state_before_peer_close_ = CLOSED;
 };
+
+// The congestion window (bytes) a connection resumes with after sending nothing for `idle`,
+// longer than `rto`, as Linux's tcp_cwnd_restart has it: halved for every further RTO of the
+// idle spell, but never below the restart window, the smaller of the initial window and `cwnd`.
+std::uint32_t restart_window(std::uint32_t cwnd, std::uint32_t initial_window, ns3::Time idle,
+                             ns3::Time rto);
 
 // A TCP socket on `node` of the congestion control, recovery and RTT estimator the node's
 // TcpL4Protocol is configured with (as TcpSocketFactory makes them): a SimTcpSocket for kBackoff,

@@ -1,6 +1,7 @@
 #include "tcp_transport.hpp"
 
 #include <algorithm>
+#include <deque>
 
 #include "ns3/inet-socket-address.h"
 #include "ns3/node.h"
@@ -52,6 +53,29 @@ void count_send(TcpLossCounters* counters, ns3::Ptr<const ns3::Packet> packet,
 
 }  // namespace
 
+struct TcpTransport::Connection {
+  // A message posted to the connection, and where its bytes end in the connection's stream once
+  // it is written (0 while it waits).
+  struct Posted {
+    Message message;
+    Delivered on_delivered;
+    ns3::Time posted;
+    std::uint64_t stream_end = 0;
+  };
+
+  ns3::Ptr<ns3::Socket> tx;
+  ns3::Ptr<ns3::Socket> rx;
+  bool established = false;
+  // Not yet written, most urgent first: (priority class, post order).
+  std::map<std::pair<int, std::uint64_t>, Posted> waiting;
+  // Written, in stream order, until the receiver has them; the last is the current message.
+  std::deque<Posted> in_stream;
+  std::uint64_t written = 0;   // stream bytes handed to the socket
+  std::uint64_t sent = 0;      // stream bytes sent at least once
+  std::uint64_t received = 0;  // stream bytes the receiver has read
+  int level = -1;
+};
+
 struct TcpTransport::Flow {
   Message message;
   Delivered on_delivered;
@@ -67,12 +91,13 @@ struct TcpTransport::Flow {
 
 TcpTransport::TcpTransport(const Topology& topology, const library::Policy& policy,
                            TcpPriority priority, RetransmitTimer timer, EarlyFinClose close,
-                           FlowLog& log)
+                           GradientConnections gradients, FlowLog& log)
     : topology_(topology),
       policy_(policy),
       priority_(priority),
       timer_(timer),
       close_(close),
+      gradient_connections_(gradients),
       log_(log) {
   for (std::uint32_t h = 0; h < topology.hosts.GetN(); ++h) {
     // Accepted connections are forks of the listener, so they keep its timer and close.
@@ -93,45 +118,64 @@ std::uint8_t TcpTransport::tos_of_level(int level) const {
   return static_cast<std::uint8_t>(policy_.data_tos(level, /*is_protected=*/true) & 0xfc);
 }
 
+int TcpTransport::level_of_message(std::uint64_t bytes, std::uint64_t sent) const {
+  sent = std::min(sent, bytes);
+  return priority_ == TcpPriority::kRemainingSize ? level_of(bytes - sent) : level_of(sent);
+}
+
+void TcpTransport::set_level(ns3::Socket& socket, int level, int* current) const {
+  if (level == *current) return;
+  *current = level;
+  socket.SetIpTos(tos_of_level(level));
+}
+
 void TcpTransport::update_tos(Flow& flow) {
   if (priority_ == TcpPriority::kNone) return;
-  const std::uint64_t bytes = flow.message.bytes;
-  const std::uint64_t sent = std::min(flow.sent, bytes);
-  const int level =
-      priority_ == TcpPriority::kRemainingSize ? level_of(bytes - sent) : level_of(sent);
-  if (level != flow.level) {
-    flow.level = level;
-    flow.tx->SetIpTos(tos_of_level(level));
-  }
+  set_level(*flow.tx, level_of_message(flow.message.bytes, flow.sent), &flow.level);
+}
+
+ns3::Ptr<ns3::Socket> TcpTransport::open_connection(
+    int src, FlowKind kind, std::pair<std::uint32_t, std::uint16_t>* source) {
+  auto socket =
+      create_tcp_socket(topology_.hosts.Get(static_cast<std::uint32_t>(src)), timer_, close_);
+  socket->Bind();
+  ns3::Address local;
+  socket->GetSockName(local);
+  *source = {topology_.host_address[src].Get(),
+             ns3::InetSocketAddress::ConvertFrom(local).GetPort()};
+  TcpLossCounters* losses = &losses_of(kind);
+  ++losses->connections;
+  socket->TraceConnectWithoutContext("CongState", ns3::MakeBoundCallback(&count_recovery, losses));
+  socket->TraceConnectWithoutContext("Tx", ns3::MakeBoundCallback(&count_send, losses));
+  return socket;
 }
 
 void TcpTransport::send(const Message& message, Delivered on_delivered) {
+  log_.started(message.kind);
+  if (message.kind == FlowKind::kGradient &&
+      gradient_connections_ == GradientConnections::kPersistent) {
+    send_on_connection(message, std::move(on_delivered));
+  } else {
+    send_flow(message, std::move(on_delivered));
+  }
+}
+
+void TcpTransport::send_flow(const Message& message, Delivered on_delivered) {
   auto flow = std::make_unique<Flow>();
   flow->message = message;
   flow->message.bytes = std::max<std::uint64_t>(1, message.bytes);
   flow->on_delivered = std::move(on_delivered);
   flow->started = ns3::Simulator::Now();
-  auto node = topology_.hosts.Get(static_cast<std::uint32_t>(message.src));
-  flow->tx = create_tcp_socket(node, timer_, close_);
-  flow->tx->Bind();
-  ns3::Address local;
-  flow->tx->GetSockName(local);
-  const auto port = ns3::InetSocketAddress::ConvertFrom(local).GetPort();
-  by_source_[{topology_.host_address[message.src].Get(), port}] = flow.get();
+  std::pair<std::uint32_t, std::uint16_t> source;
+  flow->tx = open_connection(message.src, message.kind, &source);
+  by_source_[source] = flow.get();
   by_socket_[ns3::PeekPointer(flow->tx)] = flow.get();
-  TcpLossCounters* losses =
-      message.kind == FlowKind::kGradient ? &gradient_losses_ : &background_losses_;
-  ++losses->connections;
-  flow->tx->TraceConnectWithoutContext("CongState",
-                                       ns3::MakeBoundCallback(&count_recovery, losses));
-  flow->tx->TraceConnectWithoutContext("Tx", ns3::MakeBoundCallback(&count_send, losses));
   update_tos(*flow);
   flow->tx->SetConnectCallback(ns3::MakeCallback(&TcpTransport::on_connected, this),
                                ns3::MakeCallback(&TcpTransport::on_connect_failed, this));
   flow->tx->SetSendCallback(ns3::MakeCallback(&TcpTransport::on_writable, this));
   flow->tx->SetDataSentCallback(ns3::MakeCallback(&TcpTransport::on_data_sent, this));
   flow->tx->Connect(ns3::InetSocketAddress(topology_.host_address[message.dst], kTcpPort));
-  log_.started(message.kind);
   Flow* key = flow.get();
   flows_.emplace(key, std::move(flow));
 }
@@ -172,15 +216,26 @@ void TcpTransport::write_more(Flow& flow) {
 
 void TcpTransport::on_accept(ns3::Ptr<ns3::Socket> socket, const ns3::Address& from) {
   const auto address = ns3::InetSocketAddress::ConvertFrom(from);
-  auto found = by_source_.find({address.GetIpv4().Get(), address.GetPort()});
-  if (found == by_source_.end()) return;
-  Flow& flow = *found->second;
-  by_source_.erase(found);
-  flow.rx = socket;
-  by_socket_[ns3::PeekPointer(socket)] = &flow;
-  // ACKs of prioritised flows ride in the most urgent class, as pFabric and PIAS assume.
+  const std::pair<std::uint32_t, std::uint16_t> source{address.GetIpv4().Get(), address.GetPort()};
+  if (auto found = by_source_.find(source); found != by_source_.end()) {
+    Flow& flow = *found->second;
+    by_source_.erase(found);
+    flow.rx = socket;
+    by_socket_[ns3::PeekPointer(socket)] = &flow;
+    socket->SetRecvCallback(ns3::MakeCallback(&TcpTransport::on_readable, this));
+  } else if (auto kept = connection_by_source_.find(source); kept != connection_by_source_.end()) {
+    Connection& connection = *kept->second;
+    connection_by_source_.erase(kept);
+    connection.rx = socket;
+    connection_by_socket_[ns3::PeekPointer(socket)] = &connection;
+    socket->SetRecvCallback(ns3::MakeCallback(&TcpTransport::on_connection_readable, this));
+  } else {
+    // A late duplicate SYN of a connection that has finished and closed: the listener forks a
+    // socket no message owns, which answers from best effort.
+    return;
+  }
+  // ACKs of prioritised messages ride in the most urgent class, as pFabric and PIAS assume.
   if (priority_ != TcpPriority::kNone) socket->SetIpTos(tos_of_level(0));
-  socket->SetRecvCallback(ns3::MakeCallback(&TcpTransport::on_readable, this));
 }
 
 void TcpTransport::on_readable(ns3::Ptr<ns3::Socket> socket) {
@@ -199,6 +254,104 @@ void TcpTransport::on_readable(ns3::Ptr<ns3::Socket> socket) {
     const Delivered on_delivered = std::move(flow.on_delivered);
     flows_.erase(&flow);
     if (on_delivered) on_delivered();
+  }
+}
+
+// Kept connections (GradientConnections::kPersistent).
+
+void TcpTransport::send_on_connection(const Message& message, Delivered on_delivered) {
+  auto& slot = connections_[{message.src, message.dst}];
+  if (!slot) {
+    slot = std::make_unique<Connection>();
+    std::pair<std::uint32_t, std::uint16_t> source;
+    slot->tx = open_connection(message.src, message.kind, &source);
+    if (auto socket = ns3::DynamicCast<SimTcpSocket>(slot->tx)) {
+      socket->set_linux_window_rules(true);
+    }
+    connection_by_source_[source] = slot.get();
+    connection_by_socket_[ns3::PeekPointer(slot->tx)] = slot.get();
+    slot->tx->SetConnectCallback(ns3::MakeCallback(&TcpTransport::on_connection_established, this),
+                                 ns3::MakeCallback(&TcpTransport::on_connect_failed, this));
+    slot->tx->SetSendCallback(ns3::MakeCallback(&TcpTransport::on_connection_writable, this));
+    slot->tx->SetDataSentCallback(ns3::MakeCallback(&TcpTransport::on_connection_data_sent, this));
+    slot->tx->Connect(ns3::InetSocketAddress(topology_.host_address[message.dst], kTcpPort));
+  }
+  Connection::Posted posted{message, std::move(on_delivered), ns3::Simulator::Now(), 0};
+  posted.message.bytes = std::max<std::uint64_t>(1, message.bytes);
+  const int urgency = library::priority_class(message.layer, message.num_layers);
+  slot->waiting.emplace(std::make_pair(urgency, posted_++), std::move(posted));
+  pump(*slot);
+}
+
+void TcpTransport::on_connection_established(ns3::Ptr<ns3::Socket> socket) {
+  Connection& connection = *connection_by_socket_.at(ns3::PeekPointer(socket));
+  connection.established = true;
+  pump(connection);
+}
+
+void TcpTransport::on_connection_writable(ns3::Ptr<ns3::Socket> socket, std::uint32_t) {
+  auto found = connection_by_socket_.find(ns3::PeekPointer(socket));
+  if (found != connection_by_socket_.end()) pump(*found->second);
+}
+
+void TcpTransport::on_connection_data_sent(ns3::Ptr<ns3::Socket> socket, std::uint32_t bytes) {
+  auto found = connection_by_socket_.find(ns3::PeekPointer(socket));
+  if (found == connection_by_socket_.end()) return;
+  Connection& connection = *found->second;
+  connection.sent += bytes;
+  update_tos(connection);
+  pump(connection);
+}
+
+void TcpTransport::pump(Connection& connection) {
+  if (!connection.established) return;
+  while (true) {
+    const bool current_left = connection.in_stream.empty() ||
+                              (connection.written == connection.in_stream.back().stream_end &&
+                               connection.sent >= connection.written);
+    if (current_left) {
+      // The current message has all left (or there is none): start the most urgent waiting one.
+      // Writing the next only now keeps each sent byte's DSCP that of its own message.
+      if (connection.waiting.empty()) return;
+      Connection::Posted next = std::move(connection.waiting.begin()->second);
+      connection.waiting.erase(connection.waiting.begin());
+      next.stream_end = connection.written + next.message.bytes;
+      connection.in_stream.push_back(std::move(next));
+      update_tos(connection);
+    }
+    const std::uint64_t end = connection.in_stream.back().stream_end;
+    while (connection.written < end) {
+      const std::uint32_t room = connection.tx->GetTxAvailable();
+      if (room == 0) return;  // on_connection_writable calls again
+      const auto chunk = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>({room, end - connection.written, kMaxWrite}));
+      const int accepted = connection.tx->Send(ns3::Create<ns3::Packet>(chunk));
+      if (accepted <= 0) return;
+      connection.written += static_cast<std::uint64_t>(accepted);
+    }
+    if (connection.sent < connection.written) return;  // on_connection_data_sent calls again
+  }
+}
+
+void TcpTransport::update_tos(Connection& connection) {
+  if (priority_ == TcpPriority::kNone || connection.in_stream.empty()) return;
+  const Connection::Posted& current = connection.in_stream.back();
+  const std::uint64_t start = current.stream_end - current.message.bytes;
+  const std::uint64_t sent = connection.sent > start ? connection.sent - start : 0;
+  set_level(*connection.tx, level_of_message(current.message.bytes, sent), &connection.level);
+}
+
+void TcpTransport::on_connection_readable(ns3::Ptr<ns3::Socket> socket) {
+  auto found = connection_by_socket_.find(ns3::PeekPointer(socket));
+  if (found == connection_by_socket_.end()) return;
+  Connection& connection = *found->second;
+  while (auto packet = socket->Recv()) connection.received += packet->GetSize();
+  while (!connection.in_stream.empty() &&
+         connection.received >= connection.in_stream.front().stream_end) {
+    Connection::Posted done = std::move(connection.in_stream.front());
+    connection.in_stream.pop_front();
+    log_.finished(done.message, done.posted);
+    if (done.on_delivered) done.on_delivered();
   }
 }
 

@@ -1,10 +1,14 @@
 // A connection's close when the sender's FIN overtakes a lost data segment, on a two-host link:
 // ns-3's own socket, and the SimTcpSocket with EarlyFinClose::kNs3, leave the receiver in
-// CLOSE_WAIT for good; with kRfc793 it closes.
+// CLOSE_WAIT for good; with kRfc793 it closes. Then the window's restart after idle: its
+// arithmetic on fixed inputs, and a kept connection that sends, idles and sends again; and a
+// DCTCP connection that sends again after marks cut its window below one segment.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <vector>
 
+#include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/error-model.h"
 #include "ns3/inet-socket-address.h"
@@ -15,6 +19,7 @@
 #include "ns3/simulator.h"
 #include "ns3/tcp-header.h"
 #include "ns3/tcp-socket-factory.h"
+#include "ns3/tcp-socket-state.h"
 #include "ns3/uinteger.h"
 #include "tcp_socket.hpp"
 #include "two_host_link.hpp"
@@ -214,6 +219,199 @@ TEST(SimTcpSocket, EveryKindClosesWithoutLoss) {
     ASSERT_FALSE(outcome.receiver_states.empty());
     EXPECT_EQ(outcome.receiver_states.back(), TcpSocket::CLOSED) << "kind " << k;
   }
+}
+
+TEST(RestartWindow, HalvesOncePerFurtherRtoDownToTheInitialWindow) {
+  const ns3::Time rto = MicroSeconds(200);
+  // Just over one RTO: the first RTO of the spell costs nothing, the half RTO beyond it one
+  // halving.
+  EXPECT_EQ(restart_window(100000, 10000, MicroSeconds(300), rto), 50000u);
+  // 2.5 RTOs: two halvings.
+  EXPECT_EQ(restart_window(100000, 10000, MicroSeconds(500), rto), 25000u);
+  // Ten RTOs would halve seven times, but the window stops at the initial one.
+  EXPECT_EQ(restart_window(100000, 10000, MicroSeconds(2000), rto), 10000u);
+  // The halving that crosses the initial window is undone: 12,500 -> 6,250 -> 10,000.
+  EXPECT_EQ(restart_window(12500, 10000, MicroSeconds(2000), rto), 10000u);
+  // A window already below the initial one is kept.
+  EXPECT_EQ(restart_window(5000, 10000, MicroSeconds(2000), rto), 5000u);
+  // A whole number of RTOs: the last one leaves nothing beyond it, so no halving for it.
+  EXPECT_EQ(restart_window(100000, 10000, MicroSeconds(400), rto), 50000u);
+  // A zero RTO restarts at once rather than halving forever.
+  EXPECT_EQ(restart_window(100000, 10000, MicroSeconds(300), ns3::Time(0)), 10000u);
+}
+
+// Host 0 of a two-host link with a socket bound to send to host 1, which listens and hands every
+// connection it accepts to `on_accept`. Both ends are SimTcpSockets with the experiment's settings
+// that matter here (an ACK per segment, a 200 us minimum RTO on a 1 us clock), segments of
+// kSegmentBytes, and whatever `configure` adds.
+struct SocketPair {
+  ns3::Ptr<ns3::Socket> listener;
+  ns3::Ptr<ns3::Socket> sender;
+  ns3::Ipv4Address server;
+};
+
+SocketPair open_socket_pair(
+    const TwoHostLink& link,
+    ns3::Callback<void, ns3::Ptr<ns3::Socket>, const ns3::Address&> on_accept,
+    const std::function<void(ns3::Socket&)>& configure = {}) {
+  auto make = [&configure](ns3::Ptr<ns3::Node> node) {
+    auto socket = create_tcp_socket(node, RetransmitTimer::kBackoff, EarlyFinClose::kNs3);
+    socket->SetAttribute("SegmentSize", ns3::UintegerValue(kSegmentBytes));
+    socket->SetAttribute("DelAckCount", ns3::UintegerValue(1));
+    socket->SetAttribute("MinRto", ns3::TimeValue(MicroSeconds(200)));
+    socket->SetAttribute("ClockGranularity", ns3::TimeValue(MicroSeconds(1)));
+    if (configure) configure(*socket);
+    return socket;
+  };
+  SocketPair pair{make(link.nodes.Get(1)), make(link.nodes.Get(0)), link.interfaces.GetAddress(1)};
+  pair.listener->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), kPort));
+  pair.listener->Listen();
+  pair.listener->SetAcceptCallback(
+      ns3::MakeNullCallback<bool, ns3::Ptr<ns3::Socket>, const ns3::Address&>(), on_accept);
+  pair.sender->Bind();
+  return pair;
+}
+
+// Connects the pair's sender and writes `bytes`, now.
+void connect_and_send(const SocketPair& pair, std::uint32_t bytes) {
+  ns3::Simulator::ScheduleNow([sender = pair.sender, server = pair.server, bytes] {
+    sender->Connect(ns3::InetSocketAddress(server, kPort));
+    sender->Send(ns3::Create<ns3::Packet>(bytes));
+  });
+}
+
+constexpr std::uint32_t kIdleMessageBytes = 60 * kSegmentBytes;
+
+struct IdleRun {
+  ns3::Ptr<SimTcpSocket> sender;
+  ns3::Time idle;
+  std::uint32_t received = 0;
+  std::uint32_t window_before_idle = 0;  // as the second message is written
+  std::uint32_t window_after_idle = 0;   // just after the second message's first segment left
+};
+
+void send_again(IdleRun* run) {
+  run->window_before_idle = run->sender->congestion_window_bytes();
+  run->sender->Send(ns3::Create<ns3::Packet>(kIdleMessageBytes), 0);
+  ns3::Simulator::Schedule(
+      MicroSeconds(1), [run] { run->window_after_idle = run->sender->congestion_window_bytes(); });
+}
+
+// Once the first message is in, the sender idles for `idle` (from about half a round trip after
+// its last segment left) and sends the second.
+void read_messages(IdleRun* run, ns3::Ptr<ns3::Socket> socket) {
+  const std::uint32_t before = run->received;
+  while (auto packet = socket->Recv()) run->received += packet->GetSize();
+  if (before < kIdleMessageBytes && run->received >= kIdleMessageBytes) {
+    ns3::Simulator::Schedule(run->idle, &send_again, run);
+  }
+}
+
+void read_on_accept(IdleRun* run, ns3::Ptr<ns3::Socket> socket, const ns3::Address&) {
+  socket->SetRecvCallback(ns3::MakeBoundCallback(&read_messages, run));
+}
+
+// One kept connection sends a message of 60 segments, idles for `idle`, then sends another.
+IdleRun send_idle_send(bool linux_rules, ns3::Time idle) {
+  const TwoHostLink link = make_two_host_link(nullptr, nullptr);
+  IdleRun run;
+  run.idle = idle;
+  const SocketPair pair = open_socket_pair(
+      link, ns3::MakeBoundCallback(&read_on_accept, &run),
+      [](ns3::Socket& s) { s.SetAttribute("InitialCwnd", ns3::UintegerValue(4)); });
+  run.sender = ns3::DynamicCast<SimTcpSocket>(pair.sender);
+  run.sender->set_linux_window_rules(linux_rules);
+  connect_and_send(pair, kIdleMessageBytes);
+  ns3::Simulator::Stop(ns3::MilliSeconds(10));
+  ns3::Simulator::Run();
+  ns3::Simulator::Destroy();
+  run.sender = nullptr;
+  return run;
+}
+
+TEST(SimTcpSocket, LinuxWindowRulesRestartTheWindowAfterIdle) {
+  // 2 ms idle is 10 RTOs at the 200 us floor: back to the initial 4 segments.
+  const IdleRun restarted = send_idle_send(true, ns3::MilliSeconds(2));
+  EXPECT_EQ(restarted.received, 2 * kIdleMessageBytes);
+  EXPECT_GT(restarted.window_before_idle, 16 * kSegmentBytes);  // grown in slow start
+  EXPECT_EQ(restarted.window_after_idle, 4 * kSegmentBytes);
+  // ns-3's own behaviour: the grown window is kept across the idle spell.
+  const IdleRun kept = send_idle_send(false, ns3::MilliSeconds(2));
+  EXPECT_EQ(kept.received, 2 * kIdleMessageBytes);
+  EXPECT_EQ(kept.window_after_idle, kept.window_before_idle);
+  // A pause shorter than the RTO is not idleness.
+  const IdleRun brief = send_idle_send(true, MicroSeconds(100));
+  EXPECT_EQ(brief.received, 2 * kIdleMessageBytes);
+  EXPECT_EQ(brief.window_after_idle, brief.window_before_idle);
+}
+
+void count_received(std::uint32_t* received, ns3::Ptr<ns3::Socket> socket) {
+  while (auto packet = socket->Recv()) *received += packet->GetSize();
+}
+
+void read_all(std::uint32_t* received, ns3::Ptr<ns3::Socket> socket, const ns3::Address&) {
+  socket->SetRecvCallback(ns3::MakeBoundCallback(&count_received, received));
+}
+
+// Sets a socket's congestion window, as DCTCP's cut (1 - alpha/2) x cwnd, or its recovery's exit to
+// that threshold, can leave it: ns-3 floors neither at one segment.
+struct WindowCut : SimTcpSocket {
+  static void set(SimTcpSocket& socket, std::uint32_t bytes) {
+    ns3::Ptr<ns3::TcpSocketState>& state = socket.*(&WindowCut::m_tcb);
+    state->m_cWnd = bytes;
+    state->m_cWndInfl = bytes;
+  }
+};
+
+// Bytes received of two messages of 10 segments, the second written once the first is
+// acknowledged and the sender's window is cut to 3/4 of a segment.
+std::uint32_t send_after_window_cut(bool linux_rules) {
+  static constexpr std::uint32_t kMessage = 10 * kSegmentBytes;
+  const TwoHostLink link = make_two_host_link(nullptr, nullptr);
+  std::uint32_t received = 0;
+  const SocketPair pair = open_socket_pair(link, ns3::MakeBoundCallback(&read_all, &received));
+  auto sender = ns3::DynamicCast<SimTcpSocket>(pair.sender);
+  sender->set_linux_window_rules(linux_rules);
+  connect_and_send(pair, kMessage);
+  ns3::Simulator::Schedule(ns3::MilliSeconds(5), [&] {
+    EXPECT_EQ(received, kMessage);
+    WindowCut::set(*sender, kSegmentBytes * 3 / 4);
+    sender->Send(ns3::Create<ns3::Packet>(kMessage), 0);
+  });
+  ns3::Simulator::Stop(ns3::MilliSeconds(50));
+  ns3::Simulator::Run();
+  ns3::Simulator::Destroy();
+  return received;
+}
+
+TEST(SimTcpSocket, LinuxWindowRulesSendWithAWindowBelowOneSegment) {
+  // Once the first message is acknowledged nothing is in flight and no timer runs. ns-3's socket
+  // then holds the second for good, waiting for a larger window that no ACK will bring; with
+  // Linux's rules it goes out, a segment at a time until ACKs grow the window again.
+  EXPECT_EQ(send_after_window_cut(true), 20 * kSegmentBytes);
+  EXPECT_EQ(send_after_window_cut(false), 10 * kSegmentBytes);
+}
+
+TEST(SimTcpSocket, FillsTheReceiversWindowExactlyWithoutSendingAnEmptySegment) {
+  // A receiver without window scaling offers 65,535 bytes; an initial window of 100 segments
+  // fills it exactly (the last segment short), and the 2nd segment is lost, so the SACKs of the
+  // others open the window in flight while the receiver's stays full. ns-3.37's buffer then
+  // offers an empty segment of new data, and its socket crashes sending it.
+  static constexpr std::uint32_t kMessage = 100 * kSegmentBytes;
+  auto loss = ns3::CreateObject<DropNthSegment>();
+  loss->nth = 2;
+  const TwoHostLink link = make_two_host_link(nullptr, loss);
+  std::uint32_t received = 0;
+  const SocketPair pair =
+      open_socket_pair(link, ns3::MakeBoundCallback(&read_all, &received), [](ns3::Socket& s) {
+        s.SetAttribute("InitialCwnd", ns3::UintegerValue(100));
+        s.SetAttribute("WindowScaling", ns3::BooleanValue(false));
+      });
+  connect_and_send(pair, kMessage);
+  ns3::Simulator::Stop(ns3::MilliSeconds(50));
+  ns3::Simulator::Run();
+  ns3::Simulator::Destroy();
+  EXPECT_EQ(received, kMessage);
 }
 
 }  // namespace
