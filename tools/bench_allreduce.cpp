@@ -12,6 +12,7 @@
 #include "common/summary.hpp"
 #include "dlcp/error.hpp"
 #include "dlcp/store.hpp"
+#include "settlement_report.hpp"
 
 namespace dlcp::tools {
 namespace {
@@ -192,6 +193,15 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
           results.get("bench/result/" + variant + "/" + std::to_string(rank))));
     }
     by_variant[variant] = summarize(reports, bytes);
+    if (reports.front().contains("settlement")) {
+      std::vector<nlohmann::json> settlements;
+      for (const auto& report : reports) settlements.push_back(report["settlement"]);
+      for (int rank = o.ranks; rank < world; ++rank) {
+        settlements.push_back(nlohmann::json::parse(
+            results.get("bench/server/" + variant + "/" + std::to_string(rank)))["settlement"]);
+      }
+      by_variant[variant]["settlement"] = summarize_settlement(settlements);
+    }
     if (best.empty() ||
         by_variant[variant]["p50_ms"].get<double>() < by_variant[best]["p50_ms"].get<double>()) {
       best = variant;
@@ -215,6 +225,9 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
                 << s["max_rel_error"].get<double>()
                 << (s["consistent"].get<bool>() ? ", consistent" : ", REPLICAS DIFFER")
                 << std::endl;
+      if (s.contains("settlement")) {
+        std::cerr << "    " << describe_settlement(s["settlement"]) << std::endl;
+      }
     }
   }
   return summary;

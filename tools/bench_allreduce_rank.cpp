@@ -14,6 +14,7 @@
 #include "dlcp/communicator.hpp"
 #include "dlcp/error.hpp"
 #include "dlcp/store.hpp"
+#include "settlement_report.hpp"
 
 namespace dlcp::tools {
 namespace {
@@ -159,6 +160,9 @@ int run_allreduce_bench_rank(const AllreduceBenchOptions& o, int* argc, char*** 
   auto comm = Communicator::create(store, rank, world, communicator_options(o));
   if (comm->is_server()) {
     comm->serve();
+    // The servers receive the pushes: their settlements count as much as the workers'.
+    store.set("bench/server/" + o.algo + "/" + std::to_string(rank),
+              nlohmann::json{{"settlement", settlement_counters({}, comm->counters())}}.dump());
     return 0;
   }
   CollectiveOptions collective;
@@ -170,7 +174,8 @@ int run_allreduce_bench_rank(const AllreduceBenchOptions& o, int* argc, char*** 
   collective.deadline = std::chrono::milliseconds(o.deadline_ms);
   const Hooks hooks{[&](std::span<float> v) { return comm->allreduce(v, collective).wait(); },
                     [&] { comm->barrier(); }};
-  const auto report = measure(o, rank, o.ranks, values, hooks);
+  auto report = measure(o, rank, o.ranks, values, hooks);
+  report["settlement"] = settlement_counters({}, comm->counters());  // warm-up included
   store.set("bench/result/" + o.algo + "/" + std::to_string(rank), report.dump());
   if (rank == 0) store.set("bench/variants", nlohmann::json::array({o.algo}).dump());
   comm->barrier();

@@ -11,6 +11,7 @@
 #include "common/time.hpp"
 #include "cpu_time.hpp"
 #include "dlcp/dlcp.hpp"
+#include "settlement_report.hpp"
 #include "tcp_baseline.hpp"
 
 namespace dlcp::tools {
@@ -50,6 +51,7 @@ struct DlcpRun {
   std::string first_error;
   TransportCounters sender_counters;
   TransportCounters receiver_counters;
+  nlohmann::json settlement;  // the receiver's, over the timed iterations
   double sender_cpu = 0;
   double receiver_cpu = 0;
   double seconds = 0;
@@ -112,10 +114,12 @@ DlcpRun run_dlcp(const P2pBenchOptions& options, std::size_t floats) {
   DlcpRun run;
   const double sender_cpu0 = sender->counters().io_thread_cpu_seconds;
   const double receiver_cpu0 = receiver->counters().io_thread_cpu_seconds;
+  TransportCounters receiver_before;  // when the timed iterations start
   double main_cpu = 0;
   const auto begin = SteadyClock::now();
   for (int iter = -options.warmup; iter < options.iters; ++iter) {
     const bool timed = iter >= 0;
+    if (iter == 0) receiver_before = receiver->counters();
     // Vary the data per iteration so stale packets would show up as data errors.
     for (std::size_t i = 0; i < floats; i += 4093) sent[i] = static_cast<float>(iter) * 1e-3f;
     std::fill(got.begin(), got.end(), sentinel());
@@ -158,6 +162,7 @@ DlcpRun run_dlcp(const P2pBenchOptions& options, std::size_t floats) {
   run.receiver_counters = receiver->counters();
   run.sender_cpu = run.sender_counters.io_thread_cpu_seconds - sender_cpu0 + main_cpu;
   run.receiver_cpu = run.receiver_counters.io_thread_cpu_seconds - receiver_cpu0;
+  run.settlement = settlement_counters(receiver_before, run.receiver_counters);
   return run;
 }
 
@@ -199,6 +204,7 @@ nlohmann::json run_p2p_bench(const P2pBenchOptions& options) {
     out["injected_drops"] = run.receiver_counters.injected_drops;
     out["sender_cpu_s_per_gb"] = moved_gb > 0 ? run.sender_cpu / moved_gb : 0.0;
     out["receiver_cpu_s_per_gb"] = moved_gb > 0 ? run.receiver_cpu / moved_gb : 0.0;
+    out["settlement"] = summarize_settlement({run.settlement});
   }
   if (options.baseline == "tcp" || options.baseline == "only-tcp") {
     const TcpRun tcp = run_tcp_baseline(floats, options.warmup, options.iters);

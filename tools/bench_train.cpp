@@ -16,6 +16,7 @@
 #include "common/summary.hpp"
 #include "dlcp/error.hpp"
 #include "dlcp/store.hpp"
+#include "settlement_report.hpp"
 #include "topology.hpp"
 
 namespace dlcp::tools {
@@ -90,7 +91,8 @@ std::string write_namespace_agent(const testbed::TestbedOptions& network,
   return path.string();
 }
 
-nlohmann::json summarize(const TrainBenchOptions& o, const std::vector<nlohmann::json>& reports) {
+nlohmann::json summarize(const TrainBenchOptions& o, const std::vector<nlohmann::json>& reports,
+                         const std::vector<nlohmann::json>& server_reports) {
   const std::size_t iters = reports.front()["seconds"].size();
   std::vector<double> times(iters, 0.0);
   double delivered = 0;
@@ -133,6 +135,13 @@ nlohmann::json summarize(const TrainBenchOptions& o, const std::vector<nlohmann:
     s["rate_reports"] = rate_reports;
     s["rate_reports_congested"] = congested;
   }
+  if (reports.front().contains("settlement")) {
+    // Every receiver's settlements, the servers' included, warm-up included.
+    std::vector<nlohmann::json> settlements;
+    for (const auto& report : reports) settlements.push_back(report["settlement"]);
+    for (const auto& report : server_reports) settlements.push_back(report["settlement"]);
+    s["settlement"] = summarize_settlement(settlements);
+  }
   return s;
 }
 
@@ -151,19 +160,34 @@ std::string TrainBenchOptions::label() const {
 }
 
 std::vector<std::string> train_bench_flags(const TrainBenchOptions& o) {
-  std::vector<std::string> flags = {"--system",         o.system,
-                                    "--model",          o.model,
-                                    "--ranks",          std::to_string(o.ranks),
-                                    "--servers",        std::to_string(o.servers),
-                                    "--iters",          std::to_string(o.iters),
-                                    "--warmup",         std::to_string(o.warmup),
-                                    "--gradient-scale", fmt(o.plan.gradient_scale, 9),
-                                    "--compute-ms",     fmt(o.plan.compute_ms),
-                                    "--bucket-mib",     fmt(o.plan.bucket_mib),
-                                    "--loss-budget",    fmt(o.loss_budget),
-                                    "--drop",           fmt(o.drop),
-                                    "--concurrent",     std::to_string(o.concurrent),
-                                    "--deadline-ms",    std::to_string(o.deadline_ms)};
+  std::vector<std::string> flags = {"--system",
+                                    o.system,
+                                    "--model",
+                                    o.model,
+                                    "--ranks",
+                                    std::to_string(o.ranks),
+                                    "--servers",
+                                    std::to_string(o.servers),
+                                    "--iters",
+                                    std::to_string(o.iters),
+                                    "--warmup",
+                                    std::to_string(o.warmup),
+                                    "--gradient-scale",
+                                    fmt(o.plan.gradient_scale, 9),
+                                    "--compute-ms",
+                                    fmt(o.plan.compute_ms),
+                                    "--bucket-mib",
+                                    fmt(o.plan.bucket_mib),
+                                    "--loss-budget",
+                                    fmt(o.loss_budget),
+                                    "--drop",
+                                    fmt(o.drop),
+                                    "--concurrent",
+                                    std::to_string(o.concurrent),
+                                    "--deadline-ms",
+                                    std::to_string(o.deadline_ms),
+                                    "--control-rto-min-us",
+                                    std::to_string(o.control_rto_min_us)};
   if (o.no_spray) flags.push_back("--no-spray");
   if (o.no_priority) flags.push_back("--no-priority");
   if (o.no_loss_tolerance) flags.push_back("--no-loss-tolerance");
@@ -233,20 +257,28 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const testbed::Testbe
     throw Error(ErrorCode::kAborted, -1, "bench train (" + o.label() + "): " + failure);
   }
   std::vector<nlohmann::json> reports;
+  std::vector<nlohmann::json> server_reports;
   {
     FileStore results(store_dir.string());
     for (int rank = 0; rank < o.ranks; ++rank) {
       reports.push_back(nlohmann::json::parse(results.get("train/result/" + std::to_string(rank))));
     }
+    for (int rank = o.ranks; rank < o.ranks + servers; ++rank) {
+      server_reports.push_back(
+          nlohmann::json::parse(results.get("train/server/" + std::to_string(rank))));
+    }
   }
   std::filesystem::remove_all(store_dir);
-  auto summary = summarize(o, reports);
+  auto summary = summarize(o, reports, server_reports);
   if (o.verbose) {
     std::cerr << "  " << o.label() << ": iteration p50 "
               << fmt(summary["iter_p50_ms"].get<double>(), 1) << " ms, p99 "
               << fmt(summary["iter_p99_ms"].get<double>(), 1) << " ms (compute "
               << fmt(summary["compute_ms"].get<double>(), 1) << " ms), delivered "
               << fmt(summary["delivered_fraction"].get<double>() * 100, 3) << "%" << std::endl;
+    if (summary.contains("settlement")) {
+      std::cerr << "  " << describe_settlement(summary["settlement"]) << std::endl;
+    }
   }
   return summary;
 }

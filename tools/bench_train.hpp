@@ -29,6 +29,9 @@ struct TrainBenchOptions {
   double drop = 0;                 // injected receive-path loss (loopback only, dlcp only)
   int concurrent = 4;
   int deadline_ms = 30000;
+  // dlcp's control connections' least retransmission timeout (TransportOptions::control_rto_min);
+  // 0 keeps the kernel's 200 ms, as on kernels without TCP_RTO_MIN_US.
+  int control_rto_min_us = 5000;
   int timeout_s = 300;
   bool verbose = true;
 

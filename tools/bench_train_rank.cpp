@@ -11,6 +11,7 @@
 #include "dlcp/communicator.hpp"
 #include "dlcp/error.hpp"
 #include "dlcp/store.hpp"
+#include "settlement_report.hpp"
 #include "train_sync.hpp"
 #include "workload/model_profile.hpp"
 
@@ -109,6 +110,7 @@ int run_train_bench_rank(const TrainBenchOptions& o, int* argc, char*** argv) {
     options.transport.bind_host = bind_host;
     options.transport.inject.drop_rate = o.drop;
     options.transport.rate.receive_rate = std::stod(env_or("DLCP_TRAIN_RECEIVE_RATE", "0"));
+    options.transport.control_rto_min = std::chrono::microseconds(o.control_rto_min_us);
     if (o.no_spray) {
       options.transport.paths = 1;  // bound to the host address: ECMP picks one spine per peer
     } else if (!spine_addresses.empty()) {
@@ -118,6 +120,9 @@ int run_train_bench_rank(const TrainBenchOptions& o, int* argc, char*** argv) {
     comm = Communicator::create(store, rank, o.ranks + servers, options);
     if (comm->is_server()) {
       comm->serve();
+      // The servers receive the pushes: their settlements count as much as the workers'.
+      store.set("train/server/" + std::to_string(rank),
+                nlohmann::json{{"settlement", settlement_counters({}, comm->counters())}}.dump());
       return 0;
     }
     DlcpSyncOptions sync_options;
@@ -168,6 +173,7 @@ int run_train_bench_rank(const TrainBenchOptions& o, int* argc, char*** argv) {
     report["datagrams_received"] = counters.datagrams_received;
     report["rate_reports"] = counters.rate_reports;
     report["rate_reports_congested"] = counters.rate_reports_congested;
+    report["settlement"] = settlement_counters({}, counters);  // warm-up included
   }
   store.set("train/result/" + std::to_string(rank), report.dump());
   barrier();

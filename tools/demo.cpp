@@ -32,6 +32,7 @@ TrainBenchOptions train_options(const DemoOptions& o, const std::string& system)
   t.warmup = o.warmup;
   t.plan = o.plan;
   t.loss_budget = o.loss_budget;
+  t.control_rto_min_us = o.control_rto_min_us;
   t.verbose = false;
   return t;
 }
@@ -62,18 +63,40 @@ nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, doubl
   return result;
 }
 
-std::vector<TrainBenchOptions> congested_runs(const DemoOptions& o) {
-  std::vector<TrainBenchOptions> runs;
-  runs.push_back(train_options(o, "gloo"));
-  runs.push_back(train_options(o, "mpi"));
-  runs.push_back(train_options(o, "dlcp-ps"));
-  runs.push_back(train_options(o, "dlcp-ring"));
-  return runs;
+TrainBenchOptions ablated(const DemoOptions& o, const std::string& system,
+                          const std::string& mechanism) {
+  TrainBenchOptions run = train_options(o, system);
+  run.no_spray = mechanism == "spray";
+  run.no_priority = mechanism == "priority";
+  run.no_loss_tolerance = mechanism == "loss-tolerance";
+  return run;
+}
+
+void check_demo_options(const DemoOptions& o) {
+  const auto invalid = [](const std::string& what) {
+    throw Error(ErrorCode::kInvalidArgument, -1, what);
+  };
+  if (o.systems.empty()) invalid("--systems names no system");
+  bool any_dlcp = false;
+  for (const auto& system : o.systems) {
+    if (!is_dlcp_system(system) && system != "gloo" && system != "mpi") {
+      invalid("--systems: '" + system + "' is not gloo, mpi, dlcp-ps, dlcp-ring or dlcp-tar");
+    }
+    any_dlcp = any_dlcp || is_dlcp_system(system);
+  }
+  for (const auto& mechanism : o.ablations) {
+    if (mechanism != "spray" && mechanism != "priority" && mechanism != "loss-tolerance") {
+      invalid("--ablations: '" + mechanism + "' is not spray, priority or loss-tolerance");
+    }
+  }
+  if (!o.ablations.empty() && !any_dlcp) invalid("--ablations need a dlcp system in --systems");
+  if (o.repeat < 1) invalid("--repeat must be at least 1");
 }
 
 }  // namespace
 
 nlohmann::json run_demo(const DemoOptions& o) {
+  check_demo_options(o);
   bool loopback = o.loopback;
   std::string fallback_reason;
   if (!loopback) {
@@ -103,12 +126,15 @@ nlohmann::json run_demo(const DemoOptions& o) {
   }
   std::cerr << "Workload: " << o.model << " gradients x" << o.plan.gradient_scale << ", "
             << o.plan.compute_ms << " ms compute per iteration, " << o.iters
-            << " timed iterations per system; dlcp loss budget " << format_percent(o.loss_budget)
-            << ".\n";
+            << " timed iterations per system"
+            << (o.repeat > 1 ? ", every run " + std::to_string(o.repeat) + " times, interleaved"
+                             : "")
+            << "; dlcp loss budget " << format_percent(o.loss_budget) << ".\n";
 
-  std::vector<TrainBenchOptions> runs = congested_runs(o);
-  const int total_congested = static_cast<int>(runs.size()) + (o.ablations ? 3 : 0);
-  const int total = total_congested + (o.clean && !loopback ? 4 : 0);
+  const int systems = static_cast<int>(o.systems.size());
+  const int per_repeat = systems + static_cast<int>(o.ablations.size());
+  const bool tail = o.tail_burst_ms > 0 && !loopback;
+  const int total = o.repeat * (per_repeat + (o.clean && !loopback ? systems : 0) + (tail ? 3 : 0));
   testbed::SystemCommands runner;
   nlohmann::json congested = nlohmann::json::array();
   nlohmann::json clean = nlohmann::json::array();
@@ -119,17 +145,21 @@ nlohmann::json run_demo(const DemoOptions& o) {
       network.testbed = std::make_unique<testbed::Testbed>(runner, o.network);
       if (o.with_background) network.load.emplace(o.network, o.background);
     }
-    for (const auto& run : runs)
-      congested.push_back(run_one(run, network, loopback_drop, ++index, total));
-    if (o.ablations) {
-      const std::string best = best_dlcp_system(congested);
-      for (int mechanism = 0; mechanism < 3; ++mechanism) {
-        TrainBenchOptions ablation = train_options(o, best);
-        ablation.no_spray = mechanism == 0;
-        ablation.no_priority = mechanism == 1;
-        ablation.no_loss_tolerance = mechanism == 2;
-        congested.push_back(run_one(ablation, network, loopback_drop, ++index, total));
+    std::string ablated_system;
+    for (int r = 0; r < o.repeat; ++r) {
+      nlohmann::json this_repeat = nlohmann::json::array();
+      for (const auto& system : o.systems) {
+        this_repeat.push_back(
+            run_one(train_options(o, system), network, loopback_drop, ++index, total));
       }
+      if (!o.ablations.empty() && ablated_system.empty()) {
+        ablated_system = best_dlcp_system(this_repeat);
+      }
+      for (const auto& mechanism : o.ablations) {
+        this_repeat.push_back(
+            run_one(ablated(o, ablated_system, mechanism), network, loopback_drop, ++index, total));
+      }
+      for (auto& run : this_repeat) congested.push_back(std::move(run));
     }
   }
   if (o.clean && !loopback) {
@@ -137,12 +167,31 @@ nlohmann::json run_demo(const DemoOptions& o) {
     quiet.gray.spine = -1;
     Network network;
     network.testbed = std::make_unique<testbed::Testbed>(runner, quiet);
-    for (const std::string system : {"gloo", "mpi", "dlcp-ps", "dlcp-ring"}) {
-      clean.push_back(run_one(train_options(o, system), network, 0, ++index, total));
+    for (int r = 0; r < o.repeat; ++r) {
+      for (const auto& system : o.systems) {
+        clean.push_back(run_one(train_options(o, system), network, 0, ++index, total));
+      }
     }
   }
 
-  nlohmann::json summary = make_demo_summary(congested, clean);
+  nlohmann::json tail_runs = nlohmann::json::array();
+  if (tail) {
+    // The budget's case: a round lost in a burst is lost again, so every round avoided counts.
+    const std::string best = best_dlcp_system(merge_repeats(congested));
+    testbed::TestbedOptions bursty = o.network;
+    bursty.gray.burst_ms = o.tail_burst_ms;
+    Network network;
+    network.testbed = std::make_unique<testbed::Testbed>(runner, bursty);
+    if (o.with_background) network.load.emplace(bursty, o.background);
+    for (int r = 0; r < o.repeat; ++r) {
+      tail_runs.push_back(run_one(train_options(o, "gloo"), network, 0, ++index, total));
+      tail_runs.push_back(run_one(train_options(o, best), network, 0, ++index, total));
+      tail_runs.push_back(run_one(ablated(o, best, "loss-tolerance"), network, 0, ++index, total));
+    }
+  }
+
+  nlohmann::json summary =
+      make_demo_summary(merge_repeats(congested), merge_repeats(clean), merge_repeats(tail_runs));
   summary["network"] = loopback ? "loopback" : "testbed";
   if (loopback)
     summary["loopback_reason"] = fallback_reason.empty() ? "--loopback" : fallback_reason;
@@ -152,12 +201,14 @@ nlohmann::json run_demo(const DemoOptions& o) {
                        {"mtu", o.network.port.mtu},
                        {"gray_loss", o.network.gray.loss_rate},
                        {"gray_burst_ms", o.network.gray.burst_ms},
+                       {"tail_burst_ms", tail ? o.tail_burst_ms : 0.0},
                        {"best_effort_alone", o.network.port.best_effort_alone},
                        {"background", o.with_background && !loopback},
                        {"gradient_scale", o.plan.gradient_scale},
                        {"compute_ms", o.plan.compute_ms},
                        {"loss_budget", o.loss_budget},
-                       {"iterations", o.iters}};
+                       {"iterations", o.iters},
+                       {"repeat", o.repeat}};
   print_demo_table(std::cout, summary);
   write_demo_outputs(summary, o.out_dir);
   return summary;

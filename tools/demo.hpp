@@ -1,11 +1,12 @@
 // `dlcp demo`, the main job: emulated training of a real model's gradients across the testbed's
 // commodity-switch network under background load and a gray failure, for the TCP baselines and for
-// dlcp (parameter server and ring, then with each mechanism switched off), and again on a clean
-// network. Prints a table, writes JSON and a PNG plot. Without root it falls back to loopback with
-// in-process loss injection, and says so.
+// dlcp (parameter server and ring, then with each mechanism switched off), again on a clean
+// network, and in the tail scenario (the gray failure in bursts). Prints a table, writes JSON and
+// a PNG plot. Without root it falls back to loopback with in-process loss injection, and says so.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,8 +25,18 @@ struct DemoOptions {
   testbed::TestbedOptions network;
   testbed::BackgroundOptions background;
   bool with_background = true;
-  bool ablations = true;
-  bool clean = true;      // also compare on a clean network (no gray failure, no load)
+  // Systems compared, in the order they run; the ablations switch one mechanism off ("spray",
+  // "priority", "loss-tolerance") in the fastest dlcp system of the first repetition.
+  std::vector<std::string> systems = {"gloo", "mpi", "dlcp-ps", "dlcp-ring"};
+  std::vector<std::string> ablations = {"spray", "priority", "loss-tolerance"};
+  // Every run repeated, interleaved (all systems, then all again); the table shows medians.
+  int repeat = 1;
+  int control_rto_min_us = 5000;  // dlcp's (TrainBenchOptions::control_rto_min_us)
+  bool clean = true;              // also compare on a clean network (no gray failure, no load)
+  // Also the tail scenario: the gray spine loses its share in bursts of this mean length (half
+  // of its packets while a burst lasts), under the same load; Gloo against the fastest dlcp
+  // system with and without its loss budget. 0 skips it.
+  double tail_burst_ms = 20;
   bool loopback = false;  // skip the testbed even with root
   std::string out_dir = "demo-results";
 };

@@ -15,6 +15,13 @@ std::string format_percent(double fraction);
 // The fastest (lowest iteration p50) of the full dlcp configurations in `results`.
 std::string best_dlcp_system(const nlohmann::json& results);
 
+// Runs of the same system repeated (`dlcp demo --repeat`) become one row: the run with the median
+// iteration p50 stands for the system (its switch counters, settlements and delivery), with
+// iter_p50_ms and iter_p99_ms replaced by the medians over the runs (the upper median of an even
+// count) and every run's pair kept under "repeats"; iteration_ms holds every run's iterations.
+// Rows keep the order in which their systems first appear; a failed run is kept apart unchanged.
+nlohmann::json merge_repeats(const nlohmann::json& runs);
+
 // Builds the summary from the congested-network results (baselines, dlcp, ablations) and the
 // clean-network results (may be empty):
 //   systems: per system iter_p50_ms, iter_p99_ms, delivered_fraction, speedup_p50/p99 (the best
@@ -24,7 +31,9 @@ std::string best_dlcp_system(const nlohmann::json& results);
 //   (p50 and p99 of the ablated run divided by the full run's), clean: the same for the clean
 //   network with clean_speedup_p50, failed: the runs that failed ({system, failed: why}), left
 //   out of every comparison.
-nlohmann::json make_demo_summary(const nlohmann::json& congested, const nlohmann::json& clean);
+// `tail` (may be empty): the same for the tail scenario, under "tail".
+nlohmann::json make_demo_summary(const nlohmann::json& congested, const nlohmann::json& clean,
+                                 const nlohmann::json& tail = nlohmann::json::array());
 
 void print_demo_table(std::ostream& out, const nlohmann::json& summary);
 

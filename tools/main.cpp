@@ -114,7 +114,30 @@ int main(int argc, char** argv) {
   bool no_clean = false;
   demo_command->add_flag("--no-background", no_background, "No background traffic");
   demo_command->add_flag("--no-ablations", no_ablations, "Skip the mechanism ablations");
+  demo_command
+      ->add_option("--systems", demo.systems,
+                   "Systems to compare, comma-separated (gloo, mpi, dlcp-ps, dlcp-ring, dlcp-tar)")
+      ->delimiter(',');
+  demo_command
+      ->add_option("--ablations", demo.ablations,
+                   "Mechanisms to switch off in turn in the fastest dlcp system, comma-separated "
+                   "(spray, priority, loss-tolerance)")
+      ->delimiter(',');
+  demo_command
+      ->add_option("--control-rto-min-us", demo.control_rto_min_us,
+                   "dlcp control connections' least TCP retransmission timeout (0 = the "
+                   "kernel's 200 ms, as where TCP_RTO_MIN_US is missing)")
+      ->check(CLI::Range(0, 1000000));
+  demo_command
+      ->add_option("--repeat", demo.repeat,
+                   "Run everything this many times, interleaved; the table shows medians")
+      ->check(CLI::Range(1, 100));
   demo_command->add_flag("--no-clean", no_clean, "Skip the clean-network comparison");
+  demo_command
+      ->add_option(
+          "--tail-burst-ms", demo.tail_burst_ms,
+          "Tail scenario: the gray spine's loss in bursts of this mean length (0 skips it)")
+      ->check(CLI::Range(0.0, 10000.0));
   demo_command->add_flag("--loopback", demo.loopback, "Loopback even when the testbed is possible");
   demo_command->add_option("--out", demo.out_dir, "Directory for demo.json and demo.png");
   demo_command->add_flag("--json", demo_json, "End with the summary as one JSON line");
@@ -156,7 +179,7 @@ int main(int argc, char** argv) {
     }
     if (demo_command->parsed()) {
       demo.with_background = !no_background;
-      demo.ablations = !no_ablations;
+      if (no_ablations) demo.ablations.clear();
       demo.clean = !no_clean;
       const auto summary = dlcp::tools::run_demo(demo);
       if (demo_json) std::cout << summary.dump() << std::endl;

@@ -43,6 +43,11 @@ void add_train_options(CLI::App* command, TrainBenchOptions& o) {
       ->check(CLI::Range(1, 64));
   command->add_option("--deadline-ms", o.deadline_ms, "Per-transfer deadline")
       ->check(CLI::Range(1, 3600000));
+  command
+      ->add_option("--control-rto-min-us", o.control_rto_min_us,
+                   "dlcp control connections' least TCP retransmission timeout (0 = the "
+                   "kernel's 200 ms, as where TCP_RTO_MIN_US is missing)")
+      ->check(CLI::Range(0, 1000000));
   command->add_option("--timeout-s", o.timeout_s, "Kill the ranks after this long")
       ->check(CLI::Range(1, 86400));
 }

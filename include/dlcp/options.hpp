@@ -80,6 +80,9 @@ struct LossInjectionOptions {
   // Fraction of each class's arriving (not dropped) data packets read as CE-marked, as if a switch
   // had marked them, 0..1: exercises the reaction to ECN where no queue marks (loopback).
   std::array<double, kPriorityClasses> class_mark_rate{};
+  // Per sending rank (index): a rate >= 0 replaces the class's rate for that rank's packets, as
+  // independent drops (a lossy or straggling peer); negative or beyond the list: not set.
+  std::vector<double> source_drop_rate;
   std::uint64_t seed = 1;
 
   bool enabled() const;
@@ -121,6 +124,12 @@ struct TransportOptions {
   std::chrono::microseconds feedback_interval{2000};
   // After a sender's round ends, wait this long without new packets before asking for the gaps.
   std::chrono::microseconds quiet_before_report{1000};
+  // The control connections' least retransmission timeout (and most delayed-ACK time). Linux's
+  // 200 ms default made one control frame lost on a lossy path cost 200 ms. It applies where
+  // the kernel has the TCP_RTO_MIN_US socket option (recent kernels; 6.18 has it, Debian
+  // bookworm's 6.1 does not), elsewhere the default stays; TransportCounters::control_rto_min_us
+  // says which. 0 keeps the kernel's default.
+  std::chrono::microseconds control_rto_min{5000};
   PolicyOptions policy;
   RateControlOptions rate;
   LossInjectionOptions inject;
@@ -136,6 +145,15 @@ struct MessageOptions {
   double loss_budget = 0;  // fraction of entries that may be missing, 0 = reliable
   std::chrono::milliseconds deadline{30000};
   std::uint16_t contributions = 1;  // values summed into the payload (collectives)
+  // Receives that share one loss budget (0: this receive's own budget only). A member settles
+  // incomplete only on the group's budget: once all budget_group_size receives posted on this
+  // transport with the same nonzero budget_group are posted, every member that holds all its
+  // protected packets settles as soon as the group's missing entries together are within the sum
+  // of its members' budgets. A late or lossy sender's tail is then left out when the others
+  // arrived whole, up to the whole group's budget. Collectives group the contributions to one
+  // reduced segment.
+  std::uint64_t budget_group = 0;
+  std::uint32_t budget_group_size = 0;
   // Floats per packet; 0 = as many as the path's MTU allows (Transport::max_packet_floats).
   // Collectives fix it so that packet blocks line up across hops.
   std::uint16_t packet_floats = 0;

@@ -16,6 +16,7 @@
 // earlier use may still be in flight (collectives put the round into the id).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <future>
 #include <memory>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "dlcp/error.hpp"
+#include "dlcp/histogram.hpp"
 #include "dlcp/options.hpp"
 
 namespace dlcp {
@@ -57,6 +59,17 @@ struct MessageStats {
   std::uint32_t priority_class = 0;
   Completion completion = Completion::kComplete;
   double seconds = 0;  // from post to settlement
+  // Receiver: the first round, from the sender's first sign (its FlowStart or a packet) to the
+  // end of its first pass over the message, or to settlement if that came first; then the
+  // recovery, from that end to settlement (0 when no missing-range round was needed).
+  double first_round_seconds = 0;
+  double recovery_seconds = 0;
+  // Receiver: settled within budget, entries missing, before the sender finished its first pass
+  // (the budget cut the tail).
+  bool settled_before_round_end = false;
+  // Receiver: settled with more entries missing than its own budget allows, within its budget
+  // group's (MessageOptions::budget_group).
+  bool settled_by_group = false;
 };
 
 struct MessageResult {
@@ -89,7 +102,22 @@ struct TransportCounters {
   // What this host offers, shared among the peers sending to it: RateControlOptions::receive_rate,
   // else the link speed of the hardware NICs the data sockets are bound to, else max_rate.
   double receive_rate_bytes_per_s = 0;
+  // TransportOptions::control_rto_min as the kernel took it on the control connections (0: the
+  // kernel's default, because it was asked for or the kernel lacks TCP_RTO_MIN_US).
+  std::uint64_t control_rto_min_us = 0;
   double io_thread_cpu_seconds = 0;  // CPU time used by the transport's I/O thread so far
+
+  // Receiver side, one count per message received: how it ended and where its time went (see
+  // MessageStats::first_round_seconds and recovery_seconds).
+  std::uint64_t settled_complete = 0;          // every packet arrived
+  std::uint64_t settled_within_budget = 0;     // drop-eligible entries missing, within budget
+  std::uint64_t settled_before_round_end = 0;  // within budget, before the first pass ended
+  std::uint64_t settled_by_group = 0;          // within budget, its group's (MessageStats)
+  std::uint64_t receive_deadlines = 0;         // not settled by the deadline (an error)
+  // [r]: settled messages that needed r missing-range rounds (the last entry: that many or more).
+  std::array<std::uint64_t, 8> settled_by_rounds{};
+  DurationHistogram first_round_time;
+  DurationHistogram recovery_time;  // 0 for a message that needed no round
 };
 
 class Transport {

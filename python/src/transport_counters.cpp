@@ -22,6 +22,24 @@ py::dict counters_dict(const TransportCounters& counters) {
   result["rate_reports_congested"] = counters.rate_reports_congested;
   result["receive_rate_bytes_per_s"] = counters.receive_rate_bytes_per_s;
   result["io_thread_cpu_seconds"] = counters.io_thread_cpu_seconds;
+  result["control_rto_min_us"] = counters.control_rto_min_us;
+  result["settled_complete"] = counters.settled_complete;
+  result["settled_within_budget"] = counters.settled_within_budget;
+  result["settled_before_round_end"] = counters.settled_before_round_end;
+  result["receive_deadlines"] = counters.receive_deadlines;
+  py::list by_rounds;
+  for (const auto count : counters.settled_by_rounds) by_rounds.append(count);
+  result["settled_by_rounds"] = by_rounds;
+  const auto quantiles = [](const DurationHistogram& histogram) {
+    py::dict q;
+    q["count"] = histogram.count();
+    q["p50_s"] = histogram.quantile(0.5);
+    q["p99_s"] = histogram.quantile(0.99);
+    q["sum_s"] = histogram.sum_seconds();
+    return q;
+  };
+  result["first_round_time"] = quantiles(counters.first_round_time);
+  result["recovery_time"] = quantiles(counters.recovery_time);
   return result;
 }
 

@@ -34,7 +34,8 @@ void usage(std::ostream& out) {
          "                [--servers N] [--slicing layer-order|largest-first|sharded]\n"
          "                [--collective ps|ring]\n"
          "                [--background web-search|data-mining]\n"
-         "                [--buffer-kib N] [--gray-loss X] [--tcp-min-rto-us X]\n"
+         "                [--buffer-kib N] [--gray-loss X] [--link-delay-us X]\n"
+         "                [--tcp-min-rto-us X]\n"
          "                [--compute-jitter X] [--pfabric-rto backoff|fixed|probe]\n"
          "                [--tcp-close ns3|rfc793] [--tcp-connections per-message|persistent]\n"
          "                [--eligible-threshold port|queue] [--dlcp-pacing peer|shared-band]\n"
@@ -46,6 +47,8 @@ void usage(std::ostream& out) {
          "as the library's parameter server cuts a buffer\n"
          "--buffer-kib N sets a 100 Gbit/s port's buffer (ports of other rates scale)\n"
          "--gray-loss X makes spine 0 drop a share X of the packets it forwards, at random\n"
+         "--link-delay-us X sets every link's propagation delay (default 1 us; a host's round\n"
+         "trip crosses 4 links each way through a spine)\n"
          "--tcp-min-rto-us X sets TCP's minimum retransmission timeout (DCTCP, NewReno, PIAS and\n"
          "every network's background; pFabric keeps its own)\n"
          "--pfabric-rto fixed makes pFabric's TCP repeat its timeout on consecutive timeouts (of\n"
@@ -215,6 +218,8 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       s.fabric.buffer_bytes_per_100g = static_cast<std::uint32_t>(kib * 1024);
     } else if (flag == "--gray-loss") {
       s.fabric.gray_loss = to_number(flag, text);
+    } else if (flag == "--link-delay-us") {
+      s.fabric.link_delay_us = to_number(flag, text);
     } else if (flag == "--compute-jitter") {
       s.workload.compute_jitter = to_number(flag, text);
     } else if (flag == "--pfabric-rto") {

@@ -132,6 +132,10 @@ std::string invalid_setting(const ScenarioConfig& s) {
   const FabricConfig& f = s.fabric;
   // A spine that loses everything is a dead link, which routing would take out of service.
   if (!(f.gray_loss >= 0 && f.gray_loss < 1)) return "--gray-loss must lie in [0, 1)";
+  // Below the simulator's nanosecond clock nothing is delayed; above 100 ms no round would end.
+  if (!(f.link_delay_us >= 0.001 && f.link_delay_us <= 100000)) {
+    return "--link-delay-us must lie in [0.001, 100000]";
+  }
   // DCTCP needs room above its marking threshold K, and drop-eligible packets need a whole frame.
   const std::uint64_t least = f.ecn_mark_bytes_per_100g + 2ull * f.mtu_bytes;
   if (f.buffer_bytes_per_100g < least) {

@@ -281,10 +281,16 @@ class Server {
     for (std::size_t w = 0; w < workers; ++w) {
       for (std::size_t k = 0; k < segments; ++k) {
         const Range seg = segment_of({0, shard}, segment, k);
-        pushes[w].push_back(g_.transport.recv(
-            static_cast<int>(w), message_id(seq, Phase::kPush, 0, static_cast<std::uint32_t>(k)),
-            values_of(w, seg),
-            g_.message_options(options, budget, counts_of(pushed_counts.span(), w, k, seg))));
+        const std::uint64_t id = message_id(seq, Phase::kPush, 0, static_cast<std::uint32_t>(k));
+        MessageOptions push =
+            g_.message_options(options, budget, counts_of(pushed_counts.span(), w, k, seg));
+        if (budget > 0) {
+          // The workers' pushes of one segment share their budget: a late or lossy worker's
+          // tail is left out when the others arrived whole.
+          push.budget_group = id;
+          push.budget_group_size = static_cast<std::uint32_t>(workers);
+        }
+        pushes[w].push_back(g_.transport.recv(static_cast<int>(w), id, values_of(w, seg), push));
       }
     }
     std::vector<std::future<MessageResult>> pulls;

@@ -55,11 +55,18 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
     const int j = peer(i);
     for (std::size_t k = 0; k < segments(g.rank); ++k) {
       const Range s = seg(g.rank, k);
-      reduce_receives[i].push_back(g.transport.recv(
-          j, message_id(seq, Phase::kReduce, 0, static_cast<std::uint32_t>(k)),
-          incoming.span().subspan(i * max_part + (s.begin - own.begin), s.size),
+      const std::uint64_t id = message_id(seq, Phase::kReduce, 0, static_cast<std::uint32_t>(k));
+      MessageOptions reduce =
           g.message_options(options, options.loss_budget,
-                            seg_blocks(counts_from(incoming_counts.span(), i), g.rank, k))));
+                            seg_blocks(counts_from(incoming_counts.span(), i), g.rank, k));
+      if (options.loss_budget > 0) {
+        // The contributions to one segment share their budget: a late or lossy peer's tail is
+        // left out when the others arrived whole.
+        reduce.budget_group = id;
+        reduce.budget_group_size = static_cast<std::uint32_t>(peers);
+      }
+      reduce_receives[i].push_back(g.transport.recv(
+          j, id, incoming.span().subspan(i * max_part + (s.begin - own.begin), s.size), reduce));
     }
     // Part j is written only by j's result, and j sends it only after our contribution to it
     // arrived, so posting here cannot clobber what we still have to send.

@@ -35,6 +35,10 @@ constexpr Duration kHandshakeTimeout = std::chrono::seconds(10);
 // that a flood of connections cannot exhaust descriptors or memory.
 constexpr std::size_t kMinPendingConnections = 64;
 constexpr Duration kTimerTick = std::chrono::milliseconds(1);
+// TCP_RTO_MIN_US and TCP_DELACK_MAX_US of recent kernels' linux/tcp.h; the C library's headers
+// may predate them.
+constexpr int kTcpRtoMinUs = 45;
+constexpr int kTcpDelackMaxUs = 46;
 
 std::size_t path_datagram_bytes(const sockaddr_in& destination, int configured_mtu) {
   // The route's MTU to the peer, read from a connected throwaway socket.
@@ -263,6 +267,19 @@ void Engine::learn_receive_links(const PeerState& peer) {
   receive_rate_ = rate.value_or(options_.rate.max_rate);
 }
 
+void Engine::set_control_rto_min(int fd) {
+  const auto micros = static_cast<int>(options_.control_rto_min.count());
+  if (micros == 0) return;
+  // Older kernels refuse the options (ENOPROTOOPT): their 200 ms floor stays, as the counters say.
+  if (::setsockopt(fd, IPPROTO_TCP, kTcpRtoMinUs, &micros, sizeof(micros)) != 0) return;
+  ::setsockopt(fd, IPPROTO_TCP, kTcpDelackMaxUs, &micros, sizeof(micros));
+  int applied = 0;
+  socklen_t length = sizeof(applied);
+  if (::getsockopt(fd, IPPROTO_TCP, kTcpRtoMinUs, &applied, &length) == 0 && applied > 0) {
+    stats_.control_rto_min_us = static_cast<std::uint64_t>(applied);
+  }
+}
+
 void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& hello,
                            int fd_for_address, std::span<const std::byte> transcript) {
   PeerState& peer = peers_[static_cast<std::size_t>(rank)];
@@ -275,6 +292,7 @@ void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& 
   peer.address = net::describe(remote);
   net::set_nonblocking(fd_for_address);
   net::set_int_option(fd_for_address, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY");
+  set_control_rto_min(fd_for_address);
   net::set_int_option(fd_for_address, IPPROTO_IP, IP_TOS, policy::control_tos(options_.policy),
                       "IP_TOS");
   for (const auto& data : hello.data_sockets) {

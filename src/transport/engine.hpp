@@ -36,6 +36,7 @@
 #include "transport/rate_controller.hpp"
 #include "transport/receive_tracker.hpp"
 #include "transport/replay_window.hpp"
+#include "transport/settle_timing.hpp"
 #include "wire/control.hpp"
 #include "wire/data_header.hpp"
 
@@ -69,6 +70,7 @@ struct OutgoingMessage {
   std::uint32_t protected_count = 0;
   std::vector<std::uint8_t> protected_flags;  // one per packet
   std::vector<std::uint32_t> pending;         // sequence numbers of the current round, in order
+                                              // (the first round's: policy::rank_packets)
   std::size_t next = 0;
   std::uint16_t round = 0;
   std::uint64_t order = 0;  // post order: FIFO within a priority class
@@ -97,8 +99,23 @@ struct IncomingMessage {
   TimePoint last_packet{};
   TimePoint posted{};
   TimePoint deadline{};
+  SettleTiming timing{TimePoint{}};
   MessageStats stats;
   std::promise<MessageResult> promise;
+  // What this receive adds to its budget group's allowed entries (its own budget, once known).
+  std::uint64_t group_allowed = 0;
+};
+
+// Receives that share a loss budget (MessageOptions::budget_group), on the receiving side.
+struct BudgetGroup {
+  std::uint32_t size = 0;    // members expected
+  std::uint32_t posted = 0;  // members posted so far
+  std::uint32_t ended = 0;   // members settled or failed
+  // Over the posted members: entries missing (a settled member's stay as they were) and the
+  // entries their budgets allow (a member's counts once its FlowStart set its budget).
+  std::uint64_t missing = 0;
+  std::uint64_t allowed = 0;
+  std::vector<MessageKey> open;  // members not ended yet
 };
 
 // What arrived for a receive that is not posted yet. Datagrams (which anyone who knows the job
@@ -185,6 +202,8 @@ class Engine final : public Transport {
   // Lifecycle and control (engine.cpp).
   wire::Hello our_hello() const;
   void learn_receive_links(const PeerState& peer);
+  // TransportOptions::control_rto_min on a control connection, where the kernel supports it.
+  void set_control_rto_min(int fd);
   void register_peer(int rank, ControlChannel control, const wire::Hello& hello, int fd_for_address,
                      std::span<const std::byte> transcript);
   void accept_connections(TimePoint now);
@@ -248,7 +267,16 @@ class Engine final : public Transport {
   void apply_flow(IncomingMessage& message, const wire::FlowStart& flow, TimePoint now);
   void on_round_finished(PeerState& peer, const wire::RoundFinished& finished, TimePoint now);
   bool ensure_tracker(IncomingMessage& message, std::uint32_t total, std::uint16_t stride);
+  // Settles `message` when its own budget, or its group's, allows.
   void maybe_settle(IncomingMessage& message, TimePoint now);
+  void settle(IncomingMessage& message, Settlement settlement, bool by_group, TimePoint now);
+  // Settles every open member of group `id` that holds all its protected packets, when the
+  // group's missing entries are within its budget.
+  void settle_group(std::uint64_t id, TimePoint now);
+  // A member of a budget group ended (settled or failed).
+  void leave_group(const IncomingMessage& message);
+  // Counts a receive that ended (settled or failed at its deadline) in stats_.
+  void count_settlement(const MessageStats& stats);
   void send_missing_report(IncomingMessage& message);
   void fail_incoming(IncomingMessage& message, ErrorCode code, const std::string& why,
                      bool tell_sender);
@@ -294,6 +322,7 @@ class Engine final : public Transport {
   std::uint64_t next_order_ = 0;
   std::unordered_map<MessageKey, std::unique_ptr<IncomingMessage>, MessageKeyHash> incoming_;
   std::unordered_map<MessageKey, EarlyArrivals, MessageKeyHash> early_;
+  std::unordered_map<std::uint64_t, BudgetGroup> groups_;
   std::size_t early_bytes_ = 0;       // datagrams held, <= options_.backlog_bytes
   std::size_t early_flow_bytes_ = 0;  // FlowStarts held, <= options_.backlog_bytes
   // Recently settled messages, so their late packets are refused as stale, oldest first out.

@@ -38,6 +38,7 @@ std::future<MessageResult> Engine::recv(int peer, std::uint64_t message_id, std:
   message->posted = SteadyClock::now();
   message->deadline = message->posted + options.deadline;
   message->last_packet = message->posted;
+  message->timing = SettleTiming(message->posted);
   std::fill(options.packet_contributions.begin(), options.packet_contributions.end(),
             std::uint16_t{0});
   auto future = message->promise.get_future();
@@ -71,13 +72,36 @@ void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now)
                                           describe_peer(key.peer) + " is already posted")));
     return;
   }
+  if (const std::uint64_t id = message->options.budget_group; id != 0) {
+    BudgetGroup& group = groups_[id];
+    if (group.size == 0) group.size = message->options.budget_group_size;
+    if (group.size != message->options.budget_group_size || group.posted == group.size) {
+      const std::string why = group.posted == group.size
+                                  ? "budget group " + std::to_string(id) + " already has its " +
+                                        std::to_string(group.size) + " receives"
+                                  : "budget group " + std::to_string(id) + " was posted with " +
+                                        std::to_string(group.size) + " receives, this one says " +
+                                        std::to_string(message->options.budget_group_size);
+      if (group.posted == 0) groups_.erase(id);
+      message->promise.set_exception(
+          std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, key.peer, why)));
+      return;
+    }
+    ++group.posted;
+    group.missing += message->values.size();
+    group.open.push_back(key);
+  }
   // A reposted id starts a new transfer: forget that it was settled before.
   settled_.erase(key);
   IncomingMessage& ref = *message;
   incoming_.emplace(key, std::move(message));
 
   auto early = early_.find(key);
-  if (early == early_.end()) return;
+  if (early == early_.end()) {
+    // The last member posted may complete a group whose others already qualify.
+    if (ref.options.budget_group != 0) settle_group(ref.options.budget_group, now);
+    return;
+  }
   EarlyArrivals arrivals = std::move(early->second);
   early_.erase(early);
   early_bytes_ -= arrivals.bytes;
@@ -94,6 +118,7 @@ void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now)
     }
   }
   if (arrivals.round_finished && incoming_.contains(key)) {
+    if (arrivals.round_finished->round == 0) ref.timing.on_first_round_end(now);
     ref.mid_round = false;
     ref.report_pending = true;
     ref.report_round = arrivals.round_finished->round;
@@ -200,7 +225,7 @@ bool Engine::admit(const wire::DataHeader& header, std::size_t bytes, std::uint8
     rejects_.add(wire::RejectReason::kBadSourceRank);
     return false;
   }
-  if (injector_ && injector_->should_drop(header.priority_class)) {
+  if (injector_ && injector_->should_drop(header.priority_class, header.src_rank)) {
     ++stats_.injected_drops;
     return false;
   }
@@ -287,11 +312,15 @@ std::span<float> Engine::placement(IncomingMessage& message, const wire::DataHea
 
 void Engine::commit(IncomingMessage& message, const wire::DataHeader& header, TimePoint now) {
   message.tracker->mark_received(header.seq);
+  if (message.options.budget_group != 0) {
+    groups_[message.options.budget_group].missing -= message.tracker->floats_in(header.seq);
+  }
   if (!message.options.packet_contributions.empty()) {
     message.options.packet_contributions[header.seq] = header.contributions;
   }
   ++message.stats.packets_received;
   message.stats.priority_class = header.priority_class;
+  message.timing.on_sender_seen(now);
   message.last_packet = now;
   message.mid_round = true;
   maybe_settle(message, now);
@@ -345,8 +374,15 @@ void Engine::apply_flow(IncomingMessage& message, const wire::FlowStart& flow, T
     return;
   }
   message.flow_seen = true;
+  message.timing.on_sender_seen(now);
   message.tracker->set_flow(flow.protected_bitmap,
                             std::min(flow.loss_budget_ppm, message.budget_ppm));
+  if (message.options.budget_group != 0) {
+    BudgetGroup& group = groups_[message.options.budget_group];
+    group.allowed -= message.group_allowed;
+    message.group_allowed = message.tracker->allowed_missing_floats();
+    group.allowed += message.group_allowed;
+  }
   message.stats.priority_class = flow.priority_class;
   maybe_settle(message, now);
 }
@@ -367,6 +403,7 @@ void Engine::on_round_finished(PeerState& peer, const wire::RoundFinished& finis
     return;
   }
   IncomingMessage& message = *it->second;
+  if (finished.round == 0) message.timing.on_first_round_end(now);
   message.mid_round = false;
   message.report_pending = true;
   message.report_round = finished.round;
@@ -392,9 +429,50 @@ void Engine::send_missing_report(IncomingMessage& message) {
 }
 
 void Engine::maybe_settle(IncomingMessage& message, TimePoint now) {
+  const Settlement settlement = message.tracker->settlement();
+  const std::uint64_t group = message.options.budget_group;
+  if (settlement == Settlement::kComplete || (settlement != Settlement::kOpen && group == 0)) {
+    settle(message, settlement, false, now);
+  }
+  // A group member settles incomplete only on the group's budget, so that members which could
+  // arrive whole do not spend the slack a late one needs. Every arrival changes the group's sum,
+  // which may release any of its open members.
+  if (group != 0) settle_group(group, now);
+}
+
+void Engine::settle_group(std::uint64_t id, TimePoint now) {
+  const auto it = groups_.find(id);
+  if (it == groups_.end()) return;
+  const BudgetGroup& group = it->second;
+  if (group.posted < group.size || group.missing > group.allowed) return;
+  std::vector<IncomingMessage*> ready;
+  for (const MessageKey& key : group.open) {
+    IncomingMessage& member = *incoming_.at(key);
+    const auto& tracker = member.tracker;
+    if (tracker && tracker->has_flow() && tracker->protected_missing() == 0) {
+      ready.push_back(&member);
+    }
+  }
+  // Settling erases members (and, with the last, the group): the list is taken first.
+  for (IncomingMessage* member : ready) {
+    const Settlement own = member->tracker->settlement();
+    settle(*member, own == Settlement::kComplete ? own : Settlement::kBoundReached,
+           own == Settlement::kOpen, now);
+  }
+}
+
+void Engine::leave_group(const IncomingMessage& message) {
+  const std::uint64_t id = message.options.budget_group;
+  if (id == 0) return;
+  const auto it = groups_.find(id);
+  if (it == groups_.end()) return;
+  BudgetGroup& group = it->second;
+  std::erase(group.open, message.key);
+  if (++group.ended == group.size) groups_.erase(it);
+}
+
+void Engine::settle(IncomingMessage& message, Settlement settlement, bool by_group, TimePoint now) {
   const ReceiveTracker& tracker = *message.tracker;
-  const Settlement settlement = tracker.settlement();
-  if (settlement == Settlement::kOpen) return;
   const MessageKey key = message.key;
   PeerState& peer = peers_[static_cast<std::size_t>(key.peer)];
   wire::Stop stop;
@@ -417,12 +495,33 @@ void Engine::maybe_settle(IncomingMessage& message, TimePoint now) {
   result.stats.completion =
       settlement == Settlement::kComplete ? Completion::kComplete : Completion::kBoundReached;
   result.stats.seconds = to_seconds(now - message.posted);
+  const SettlePhases phases = message.timing.at_settlement(now, message.stats.rounds);
+  result.stats.first_round_seconds = phases.first_round_seconds;
+  result.stats.recovery_seconds = phases.recovery_seconds;
+  // Only a message settled with entries missing had its tail cut: a complete one simply arrived
+  // before the sender's RoundFinished did.
+  result.stats.settled_before_round_end =
+      phases.before_round_end && settlement == Settlement::kBoundReached;
+  result.stats.settled_by_group = by_group;
+  count_settlement(result.stats);
   for (const auto& range : tracker.missing_entries()) {
     result.missing.push_back({range.first, range.count});
   }
   message.promise.set_value(std::move(result));
+  leave_group(message);
   remember_settled(key, message.flow_seen);
   incoming_.erase(key);
+}
+
+void Engine::count_settlement(const MessageStats& stats) {
+  ++(stats.completion == Completion::kComplete ? stats_.settled_complete
+                                               : stats_.settled_within_budget);
+  if (stats.settled_before_round_end) ++stats_.settled_before_round_end;
+  if (stats.settled_by_group) ++stats_.settled_by_group;
+  const std::size_t last = stats_.settled_by_rounds.size() - 1;
+  ++stats_.settled_by_rounds[std::min<std::size_t>(stats.rounds, last)];
+  stats_.first_round_time.add(stats.first_round_seconds);
+  stats_.recovery_time.add(stats.recovery_seconds);
 }
 
 void Engine::fail_incoming(IncomingMessage& message, ErrorCode code, const std::string& why,
@@ -440,7 +539,9 @@ void Engine::fail_incoming(IncomingMessage& message, ErrorCode code, const std::
     }
     peer.control.send(stop);
   }
+  if (code == ErrorCode::kDeadline) ++stats_.receive_deadlines;
   message.promise.set_exception(std::make_exception_ptr(Error(code, key.peer, why)));
+  leave_group(message);
   remember_settled(key, message.flow_seen);
   incoming_.erase(key);
 }

@@ -79,12 +79,16 @@ std::future<MessageResult> Engine::send(int peer, std::uint64_t message_id,
   message->budget_ppm = policy::budget_ppm(options.loss_budget);
   message->stride = packet_floats;
   message->packet_count = packets;
-  // Magnitude ranking costs a pass over the values; a reliable message protects everything.
+  // A reliable message protects everything, in sequence order, without ranking.
   if (message->budget_ppm == 0) {
     message->protected_flags.assign(message->packet_count, 1);
+    message->pending.resize(message->packet_count);
+    for (std::uint32_t i = 0; i < message->packet_count; ++i) message->pending[i] = i;
   } else {
-    message->protected_flags =
-        policy::protected_packets(values, packet_floats, options_.policy.protected_share);
+    policy::PacketRanking ranking = policy::rank_packets(
+        values.data(), values.size(), packet_floats, options_.policy.protected_share);
+    message->protected_flags = std::move(ranking.protected_flags);
+    message->pending = std::move(ranking.send_order);
   }
   message->protected_count = static_cast<std::uint32_t>(
       std::count(message->protected_flags.begin(), message->protected_flags.end(), 1));
@@ -138,8 +142,6 @@ void Engine::start_send(std::unique_ptr<OutgoingMessage> message, TimePoint /*no
   }
   peer.control.send(flow);
 
-  message->pending.resize(message->packet_count);
-  for (std::uint32_t i = 0; i < message->packet_count; ++i) message->pending[i] = i;
   message->order = next_order_++;
   OutgoingMessage& ref = *message;
   outgoing_.emplace(message->key, std::move(message));
@@ -212,12 +214,6 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
              std::uint64_t{wire::kFloatBytes} * message.floats_in(seq);
   }
   const bool round_done = message.next >= message.pending.size();
-  if (max_segments > 1) {
-    // Protected packets first within the burst so equal TOS bytes form long GSO runs. The
-    // reordering stays within one burst, well inside the receiver's loss-judging window.
-    std::stable_partition(burst_.begin(), burst_.end(),
-                          [&](std::uint32_t seq) { return message.protected_flags[seq] != 0; });
-  }
 
   wire::DataHeader header;
   header.job_token = options_.job_token;
@@ -241,7 +237,10 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
     for (; end < burst_.size(); ++end) {
       const std::uint32_t seq = burst_[end];
       const bool is_protected = message.protected_flags[seq] != 0;
-      const std::uint8_t tos = is_protected ? message.protected_tos : message.drop_eligible_tos;
+      // A retransmission was asked for because the receiver needs it to settle: whatever its
+      // precedence in the first round, it must not be dropped first now.
+      const std::uint8_t tos =
+          is_protected || message.round > 0 ? message.protected_tos : message.drop_eligible_tos;
       if (end > first) {
         const bool previous_full = message.floats_in(burst_[end - 1]) == message.stride;
         if (!gso || end - first >= max_segments || tos != group_tos || !previous_full) break;

@@ -20,7 +20,8 @@ namespace {
 bool LossInjectionOptions::enabled() const {
   const auto positive = [](double rate) { return rate > 0.0; };
   return drop_rate > 0.0 || std::any_of(class_drop_rate.begin(), class_drop_rate.end(), positive) ||
-         std::any_of(class_mark_rate.begin(), class_mark_rate.end(), positive);
+         std::any_of(class_mark_rate.begin(), class_mark_rate.end(), positive) ||
+         std::any_of(source_drop_rate.begin(), source_drop_rate.end(), positive);
 }
 
 void LossInjectionOptions::validate() const {
@@ -36,6 +37,12 @@ void LossInjectionOptions::validate() const {
     }
     if (!(class_mark_rate[c] >= 0.0 && class_mark_rate[c] <= 1.0)) {
       fail("class_mark_rate[" + std::to_string(c) + "]", class_mark_rate[c], "must be in [0, 1]");
+    }
+  }
+  for (std::size_t r = 0; r < source_drop_rate.size(); ++r) {
+    if (!(source_drop_rate[r] <= 1.0)) {
+      fail("source_drop_rate[" + std::to_string(r) + "]", source_drop_rate[r],
+           "must be <= 1 (negative = not set)");
     }
   }
 }
@@ -89,8 +96,12 @@ bool LossInjector::should_mark(int priority_class) {
   return rate >= 1.0 || uniform(rng_) < rate;
 }
 
-bool LossInjector::should_drop(int priority_class) {
+bool LossInjector::should_drop(int priority_class, int source_rank) {
   check_class(priority_class);
+  if (source_rank >= 0 && static_cast<std::size_t>(source_rank) < config_.source_drop_rate.size()) {
+    const double source_rate = config_.source_drop_rate[static_cast<std::size_t>(source_rank)];
+    if (source_rate >= 0.0) return source_rate >= 1.0 || uniform(rng_) < source_rate;
+  }
   const double rate = rate_for(priority_class);
   if (rate <= 0.0) return false;
   if (rate >= 1.0) return true;

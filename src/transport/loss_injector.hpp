@@ -1,5 +1,6 @@
 // Diagnostic loss injection on the receive path (off by default): random or bursty drops of data
-// packets, optionally per priority class, and CE marks read on a class's packets. Bursty loss is a
+// packets, optionally per priority class or per sending rank, and CE marks read on a class's
+// packets. Bursty loss is a
 // Gilbert-Elliott channel with a good state (no loss) and a bad state (every packet lost),
 // parameterised by the long-run drop rate and the mean burst length, so drop_rate stays the average
 // loss whatever the burst length.
@@ -19,8 +20,9 @@ class LossInjector {
  public:
   explicit LossInjector(const LossInjectionConfig& config);
 
-  // Decides the fate of one arriving data packet of the given priority class (0..7).
-  bool should_drop(int priority_class);
+  // Decides the fate of one arriving data packet of the given priority class (0..7) from
+  // `source_rank` (-1: unknown, so no per-source rate applies).
+  bool should_drop(int priority_class, int source_rank = -1);
   // Whether an arriving packet of the class is to be read as CE-marked (class_mark_rate).
   bool should_mark(int priority_class);
 

@@ -40,6 +40,10 @@ void TransportOptions::validate() const {
   if (feedback_interval.count() <= 0)
     invalid("TransportOptions.feedback_interval must be positive");
   if (quiet_before_report.count() < 0) invalid("TransportOptions.quiet_before_report must be >= 0");
+  if (control_rto_min.count() < 0 || control_rto_min > std::chrono::seconds(1)) {
+    invalid("TransportOptions.control_rto_min must be 0 .. 1 s, got " +
+            std::to_string(control_rto_min.count()) + " us");
+  }
   if (!job_secret.empty() && (job_secret.size() < 16 || job_secret.size() > 64)) {
     invalid("TransportOptions.job_secret must be empty or 16..64 bytes, got " +
             std::to_string(job_secret.size()));
@@ -55,6 +59,14 @@ void TransportOptions::validate() const {
 }
 
 void MessageOptions::validate() const {
+  if (budget_group == 0 && budget_group_size != 0) {
+    invalid("MessageOptions.budget_group_size is set (" + std::to_string(budget_group_size) +
+            ") without a budget_group");
+  }
+  if (budget_group != 0 && (budget_group_size < 1 || budget_group_size > 65536)) {
+    invalid("MessageOptions.budget_group_size must be 1..65536 with a budget_group, got " +
+            std::to_string(budget_group_size));
+  }
   if (num_layers < 1)
     invalid("MessageOptions.num_layers must be >= 1, got " + std::to_string(num_layers));
   if (layer < 0 || layer >= num_layers) {

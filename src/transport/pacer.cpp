@@ -97,11 +97,11 @@ std::uint64_t burst_for_rate(double rate_bytes_per_s, std::uint64_t datagram_byt
   if (feedback_interval <= Duration::zero()) {
     throw std::invalid_argument("burst_for_rate: feedback_interval must be positive");
   }
-  const std::uint64_t floor = 4 * datagram_bytes;
+  const std::uint64_t floor = 2 * datagram_bytes;
   const std::uint64_t ceiling = std::max<std::uint64_t>(16 * datagram_bytes, 256 * 1024);
-  // Nanoseconds over 2e9 rather than seconds over 2: a round rate and interval stay exact.
+  // Nanoseconds over 8e9 rather than seconds over 8: a round rate and interval stay exact.
   const double window =
-      std::ceil(rate_bytes_per_s * static_cast<double>(feedback_interval.count()) / 2e9);
+      std::ceil(rate_bytes_per_s * static_cast<double>(feedback_interval.count()) / 8e9);
   if (window >= static_cast<double>(ceiling)) return ceiling;
   return std::max(floor, static_cast<std::uint64_t>(window));
 }

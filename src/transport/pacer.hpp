@@ -40,11 +40,13 @@ class Pacer {
 };
 
 // The burst for a sender at `rate_bytes_per_s` that gets a rate report every `feedback_interval`:
-// half an interval of data (1 ms at the default 2 ms), so that whatever a sender puts on the wire
-// back to back is seen by the next report and answered before it can repeat; at least 4
-// datagrams, so a slow sender still batches its system calls and a small message leaves whole;
-// at most max(16 datagrams, 256 KiB), enough to keep a fast path busy between the engine's
-// wake-ups.
+// an eighth of an interval of data (250 us at the default 2 ms), so that whatever a sender puts
+// on the wire back to back is seen by the next report and answered before it can repeat, and a
+// burst sprayed over a switch's ports stays well inside the small buffer of its drop-eligible
+// queues (half an interval overflowed the testbed's 48 KiB queues at 400 Mbit/s and lost a fifth
+// of the drop-eligible packets, more than any loss budget); at least 2 datagrams, so a slow
+// sender still batches its system calls; at most max(16 datagrams, 256 KiB), enough to keep a
+// fast path busy between the engine's wake-ups.
 std::uint64_t burst_for_rate(double rate_bytes_per_s, std::uint64_t datagram_bytes,
                              Duration feedback_interval);
 

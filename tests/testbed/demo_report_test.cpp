@@ -66,6 +66,64 @@ TEST(DemoReport, FailedBaselinesAreListedAndLeftOut) {
             std::string::npos);
 }
 
+TEST(DemoReport, RepeatedRunsBecomeOneRowOfMedians) {
+  nlohmann::json first = run("dlcp-ring", 200, 900);
+  first["settlement"] = {{"messages", 10}};
+  const nlohmann::json runs = {first,
+                               run("gloo", 800, 2000),
+                               run("dlcp-ring", 180, 500),
+                               {{"system", "mpi"}, {"failed", "mpirun exited with status 1"}},
+                               run("dlcp-ring", 210, 400),
+                               run("gloo", 700, 1000)};
+  const auto merged = merge_repeats(runs);
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[0]["system"], "mpi");  // failed runs are kept apart, unchanged
+  const auto& ring = merged[1];
+  EXPECT_EQ(ring["system"], "dlcp-ring");
+  EXPECT_DOUBLE_EQ(ring["iter_p50_ms"].get<double>(), 200.0);  // median of 200, 180, 210
+  EXPECT_DOUBLE_EQ(ring["iter_p99_ms"].get<double>(), 500.0);  // median of 900, 500, 400
+  EXPECT_EQ(ring["settlement"]["messages"], 10);               // the median run's own fields
+  EXPECT_EQ(ring["repeats"].size(), 3u);
+  EXPECT_EQ(ring["iteration_ms"].size(), 6u);
+  // Two runs: the upper median.
+  EXPECT_DOUBLE_EQ(merged[2]["iter_p50_ms"].get<double>(), 800.0);
+  EXPECT_DOUBLE_EQ(merged[2]["iter_p99_ms"].get<double>(), 2000.0);
+  // A single run stays as it was.
+  EXPECT_EQ(merge_repeats(nlohmann::json::array({run("gloo", 1, 2)}))[0], run("gloo", 1, 2));
+}
+
+TEST(DemoReport, TailScenarioAndSettlementTables) {
+  auto ring = run("dlcp-ring", 200, 300);
+  ring["settlement"] = {{"messages", 200},
+                        {"no_recovery_fraction", 0.9},
+                        {"settled_within_budget", 50},
+                        {"settled_before_round_end", 20},
+                        {"rounds_p99", 2},
+                        {"recovery_p50_ms", 0.0},
+                        {"recovery_p99_ms", 12.5},
+                        {"first_round_p50_ms", 4.0},
+                        {"first_round_p99_ms", 40.0}};
+  const nlohmann::json tail = {run("gloo", 900, 1800), ring,
+                               run("dlcp-ring no-loss-tolerance", 220, 450)};
+  auto summary = make_demo_summary(nlohmann::json::array({run("gloo", 800, 2000), ring}),
+                                   nlohmann::json::array(), tail);
+  summary["config"] = {{"background", true}, {"gray_loss", 0.01}, {"tail_burst_ms", 20.0}};
+  ASSERT_TRUE(summary.contains("tail"));
+  EXPECT_DOUBLE_EQ(summary["tail"]["speedup_p99"].get<double>(), 6.0);
+  EXPECT_DOUBLE_EQ(summary["tail"]["ablation"]["no-loss-tolerance"]["slowdown_p99"].get<double>(),
+                   1.5);
+  std::ostringstream table;
+  print_demo_table(table, summary);
+  const std::string text = table.str();
+  EXPECT_NE(text.find("Tail scenario: background load, the spine losing 1.00% of its packets in "
+                      "bursts of 20 ms"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("where dlcp's messages spend their time"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.0 / 12.5 ms"), std::string::npos) << text;  // recovery p50 / p99
+  EXPECT_NE(text.find("25.0%"), std::string::npos) << text;          // 50 of 200 within budget
+}
+
 TEST(DemoReport, Formatting) {
   EXPECT_EQ(format_ms(12.345), "12.3 ms");
   EXPECT_EQ(format_ms(1234.6), "1235 ms");

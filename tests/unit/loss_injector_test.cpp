@@ -142,6 +142,34 @@ TEST(LossInjector, ClassesHaveIndependentChannels) {
   }
 }
 
+TEST(LossInjector, ASourcesRateReplacesItsClassRate) {
+  LossInjectionConfig c;
+  c.drop_rate = 0.5;
+  c.source_drop_rate = {-1.0, 1.0, 0.0, 0.2};  // rank 0 not set; 1 always; 2 never; 3 one in five
+  EXPECT_TRUE(c.enabled());
+  LossInjector injector(c);
+  int from0 = 0;
+  int from3 = 0;
+  for (int i = 0; i < 100000; ++i) {
+    EXPECT_TRUE(injector.should_drop(0, 1));
+    EXPECT_FALSE(injector.should_drop(0, 2));
+    from0 += injector.should_drop(0, 0) ? 1 : 0;
+    from3 += injector.should_drop(0, 3) ? 1 : 0;
+  }
+  EXPECT_NEAR(from0 / 100000.0, 0.5, 0.01);  // the class's (drop_rate)
+  EXPECT_NEAR(from3 / 100000.0, 0.2, 0.01);
+  // A rank beyond the list, or an unknown source, keeps the class's rate.
+  int unknown = 0;
+  for (int i = 0; i < 100000; ++i) unknown += injector.should_drop(0, 9) ? 1 : 0;
+  EXPECT_NEAR(unknown / 100000.0, 0.5, 0.01);
+  LossInjectionConfig only_source;
+  only_source.source_drop_rate = {0.0, 0.3};
+  EXPECT_TRUE(only_source.enabled());
+  LossInjectionConfig bad;
+  bad.source_drop_rate = {1.5};
+  EXPECT_THROW(bad.validate(), std::invalid_argument);
+}
+
 TEST(LossInjector, SameSeedSameSequence) {
   LossInjector a(with(0.3, 3.0, 1234));
   LossInjector b(with(0.3, 3.0, 1234));

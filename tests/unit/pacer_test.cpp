@@ -106,20 +106,22 @@ TEST(Pacer, SetBurstDropsTokensAboveTheNewBurst) {
   EXPECT_THROW(pacer.set_burst(0, kT0), std::invalid_argument);
 }
 
-TEST(Pacer, BurstIsHalfAFeedbackIntervalOfDataWithinFloorAndCeiling) {
+TEST(Pacer, BurstIsAnEighthOfAFeedbackIntervalOfDataWithinFloorAndCeiling) {
   const Duration library_default = milliseconds(2);
-  // 400 Mbit/s = 50 MB/s: half of 2 ms is 50,000 bytes, above the floor of 4 jumbo datagrams.
-  EXPECT_EQ(burst_for_rate(5e7, 9000, library_default), 50000u);
-  // 100 Mbit/s: 12,500 bytes in 1 ms, below the floor of 4 x 9000.
-  EXPECT_EQ(burst_for_rate(1.25e7, 9000, library_default), 36000u);
-  // 10 Gbit/s: 1.25 MB in 1 ms, capped at 256 KiB (16 x 1500 is less).
+  // 1.6 Gbit/s = 200 MB/s: an eighth of 2 ms is 50,000 bytes, above the floor of 2 jumbo datagrams.
+  EXPECT_EQ(burst_for_rate(2e8, 9000, library_default), 50000u);
+  // 400 Mbit/s: 12,500 bytes in 250 us, below the floor of 2 x 9000.
+  EXPECT_EQ(burst_for_rate(5e7, 9000, library_default), 18000u);
+  // The same rate at MTU 1500: 12,500 bytes, above the floor of 2 x 1500.
+  EXPECT_EQ(burst_for_rate(5e7, 1500, library_default), 12500u);
+  // 10 Gbit/s: 312,500 bytes in 250 us, capped at 256 KiB (16 x 1500 is less).
   EXPECT_EQ(burst_for_rate(1.25e9, 1500, library_default), 256u * 1024u);
-  // With 64 KiB datagrams the ceiling is 16 datagrams.
-  EXPECT_EQ(burst_for_rate(1.25e9, 65536, library_default), 16u * 65536u);
-  // A data-centre interval of 20 us at 100 Gbit/s: 125,000 bytes in 10 us, below the ceiling.
-  EXPECT_EQ(burst_for_rate(12.5e9, 9000, microseconds(20)), 125000u);
-  // The same interval after a cut to 10 Gbit/s: 12,500 bytes, so the floor of 4 datagrams.
-  EXPECT_EQ(burst_for_rate(1.25e9, 9000, microseconds(20)), 36000u);
+  // With 64 KiB datagrams the ceiling is 16 datagrams: 100 Gbit/s gives 3.125 MB in 250 us.
+  EXPECT_EQ(burst_for_rate(12.5e9, 65536, library_default), 16u * 65536u);
+  // A data-centre interval of 20 us at 100 Gbit/s: 31,250 bytes in 2.5 us, below the ceiling.
+  EXPECT_EQ(burst_for_rate(12.5e9, 9000, microseconds(20)), 31250u);
+  // The same interval after a cut to 10 Gbit/s: 3,125 bytes, so the floor of 2 datagrams.
+  EXPECT_EQ(burst_for_rate(1.25e9, 9000, microseconds(20)), 18000u);
   EXPECT_THROW(burst_for_rate(0.0, 1500, library_default), std::invalid_argument);
   EXPECT_THROW(burst_for_rate(1e6, 1500, Duration::zero()), std::invalid_argument);
   EXPECT_THROW(burst_for_rate(1e6, 1500, -microseconds(1)), std::invalid_argument);
@@ -141,30 +143,30 @@ TEST(Pacer, DrainDropsSavedTokensButKeepsADebt) {
 
 TEST(Pacer, ApplyRateCutTakesEffectAtOnce) {
   const Duration interval = milliseconds(2);
-  Pacer pacer(1e7, burst_for_rate(1e7, 1500, interval), kT0);  // 10 MB/s: 10,000-byte burst
+  Pacer pacer(4e7, burst_for_rate(4e7, 1500, interval), kT0);  // 40 MB/s: 10,000-byte burst
   ASSERT_EQ(pacer.available(kT0), 10000u);
-  apply_rate(pacer, 5e6, 1500, interval, kT0 + microseconds(100));
-  EXPECT_DOUBLE_EQ(pacer.rate(), 5e6);
-  EXPECT_EQ(pacer.burst(), 6000u);  // 4 x 1500 floor; 5 MB/s x 1 ms is 5,000
-  // The saved burst is gone: the next datagram waits for tokens at the new rate (5 B/us).
+  apply_rate(pacer, 1e7, 1500, interval, kT0 + microseconds(100));
+  EXPECT_DOUBLE_EQ(pacer.rate(), 1e7);
+  EXPECT_EQ(pacer.burst(), 3000u);  // 2 x 1500 floor; 10 MB/s x 250 us is 2,500
+  // The saved burst is gone: the next datagram waits for tokens at the new rate (10 B/us).
   EXPECT_EQ(pacer.available(kT0 + microseconds(100)), 0u);
   const Duration wait = pacer.wait_for(1500, kT0 + microseconds(100));
-  EXPECT_GE(wait, microseconds(300));
-  EXPECT_LE(wait, microseconds(300) + nanoseconds(1));  // rounding of 1500 / 5e6 s
+  EXPECT_GE(wait, microseconds(150));
+  EXPECT_LE(wait, microseconds(150) + nanoseconds(1));  // rounding of 1500 / 1e7 s
 }
 
 TEST(Pacer, ApplyRateIncreaseKeepsSavedTokens) {
   const Duration interval = milliseconds(2);
-  Pacer pacer(5e6, burst_for_rate(5e6, 1500, interval), kT0);  // 6,000-byte burst
-  pacer.consume(2000, kT0);                                    // 4,000 left
-  apply_rate(pacer, 1e7, 1500, interval, kT0);
-  EXPECT_DOUBLE_EQ(pacer.rate(), 1e7);
+  Pacer pacer(2.4e7, burst_for_rate(2.4e7, 1500, interval), kT0);  // 6,000-byte burst
+  pacer.consume(2000, kT0);                                        // 4,000 left
+  apply_rate(pacer, 4e7, 1500, interval, kT0);
+  EXPECT_DOUBLE_EQ(pacer.rate(), 4e7);
   EXPECT_EQ(pacer.burst(), 10000u);
   EXPECT_EQ(pacer.available(kT0), 4000u);
-  EXPECT_EQ(pacer.available(kT0 + microseconds(100)), 5000u);  // 10 B/us from now on
+  EXPECT_EQ(pacer.available(kT0 + microseconds(100)), 8000u);  // 40 B/us from now on
   // An unchanged rate drains nothing either.
-  apply_rate(pacer, 1e7, 1500, interval, kT0 + microseconds(100));
-  EXPECT_EQ(pacer.available(kT0 + microseconds(100)), 5000u);
+  apply_rate(pacer, 4e7, 1500, interval, kT0 + microseconds(100));
+  EXPECT_EQ(pacer.available(kT0 + microseconds(100)), 8000u);
 }
 
 TEST(Pacer, EarlierTimeIsIgnored) {

@@ -400,6 +400,55 @@ TEST(ProtectedPackets, LargeInputMatchesSortedOrder) {
   EXPECT_EQ(flags, expected);
 }
 
+using Order = std::vector<std::uint32_t>;
+
+TEST(RankPackets, SendsProtectedThenEligibleEachBySequence) {
+  // Packets of 1: means 3, 1, 9, 4, 2, 8.
+  const std::vector<float> v = {3, -1, 9, 4, -2, 8};
+  const PacketRanking r = rank_packets(v.data(), v.size(), 1, 0.5);
+  EXPECT_EQ(r.protected_flags, (Flags{0, 0, 1, 1, 0, 1}));
+  EXPECT_EQ(r.send_order, (Order{2, 3, 5, 0, 1, 4}));
+  // Nothing protected, or everything: sequence order.
+  EXPECT_EQ(rank_packets(v.data(), v.size(), 1, 0.0).send_order, (Order{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(rank_packets(v.data(), v.size(), 1, 1.0).send_order, (Order{0, 1, 2, 3, 4, 5}));
+  EXPECT_TRUE(rank_packets(nullptr, 0, 4, 0.5).send_order.empty());
+  EXPECT_INVALID(rank_packets(v.data(), v.size(), 0, 0.5), "stride");
+}
+
+TEST(RankPackets, AgreesWithProtectedPackets) {
+  std::vector<float> v(3001);
+  std::uint32_t s = 99;
+  for (float& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>((s >> 20) % 1000) * 1e-3f;
+  }
+  for (const double share : {0.0, 0.2, 0.5, 0.9, 1.0}) {
+    const PacketRanking r = rank_packets(v.data(), v.size(), 7, share);
+    EXPECT_EQ(r.protected_flags, protected_packets(v, 7, share));
+    Order sorted = r.send_order;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::uint32_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(sorted[i], i);  // a permutation
+  }
+}
+
+TEST(RankPackets, LongPacketsAreMeasuredByAnEvenSample) {
+  // Two packets of 4096 floats: packet 0 is large only where the sample does not read (its last
+  // cache line but one), packet 1 is uniformly medium. The sample reads 8 runs of 16 values at
+  // 0, 1/7, ..., 7/7 of the way through (the last run ends the packet).
+  constexpr std::size_t kStride = 4096;
+  std::vector<float> v(2 * kStride, 0.0f);
+  for (std::size_t i = kStride - 32; i < kStride - 16; ++i) v[i] = 1000.0f;
+  for (std::size_t i = kStride; i < 2 * kStride; ++i) v[i] = 1.0f;
+  EXPECT_EQ(protected_packets(v, kStride, 0.5), (Flags{0, 1}));
+  // A value the sample does read counts: packet 0's first value.
+  v[0] = 1e6f;
+  EXPECT_EQ(protected_packets(v, kStride, 0.5), (Flags{1, 0}));
+  // Up to kExactMagnitudeFloats a packet is measured whole.
+  std::vector<float> w(2 * kExactMagnitudeFloats, 1.0f);
+  w[kExactMagnitudeFloats - 40] = 1000.0f;
+  EXPECT_EQ(protected_packets(w, kExactMagnitudeFloats, 0.5), (Flags{1, 0}));
+}
+
 // ---------------------------------------------------------------- loss budget
 
 TEST(Budget, PpmRounding) {
