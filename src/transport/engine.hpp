@@ -275,6 +275,9 @@ class Engine final : public Transport {
   void settle_group(std::uint64_t id, TimePoint now);
   // A member of a budget group ended (settled or failed).
   void leave_group(const IncomingMessage& message);
+  // The entries a budget group's other members leave unspent, which `message` may miss beyond
+  // its own budget (0 outside a group, or before every member is posted).
+  std::uint64_t group_slack(const IncomingMessage& message) const;
   // Counts a receive that ended (settled or failed at its deadline) in stats_.
   void count_settlement(const MessageStats& stats);
   void send_missing_report(IncomingMessage& message);

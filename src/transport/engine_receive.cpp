@@ -422,7 +422,8 @@ void Engine::send_missing_report(IncomingMessage& message) {
   wire::MissingRanges report;
   report.message_id = message.key.id;
   report.round = message.report_round;
-  report.ranges = message.tracker->retransmit_request(std::min(0.5, 2 * loss));
+  report.ranges =
+      message.tracker->retransmit_request(std::min(0.5, 2 * loss), group_slack(message));
   if (report.ranges.empty()) return;
   ++message.stats.rounds;
   peer.control.send(report);
@@ -459,6 +460,19 @@ void Engine::settle_group(std::uint64_t id, TimePoint now) {
     settle(*member, own == Settlement::kComplete ? own : Settlement::kBoundReached,
            own == Settlement::kOpen, now);
   }
+}
+
+std::uint64_t Engine::group_slack(const IncomingMessage& message) const {
+  const std::uint64_t id = message.options.budget_group;
+  if (id == 0) return 0;
+  const auto it = groups_.find(id);
+  if (it == groups_.end() || it->second.posted < it->second.size) return 0;
+  // What the other members leave unspent: the group's allowed less missing, without this one's.
+  const BudgetGroup& group = it->second;
+  const std::uint64_t own_missing = message.tracker->missing_floats();
+  const std::uint64_t others_allowed = group.allowed - message.group_allowed;
+  const std::uint64_t others_missing = group.missing - own_missing;
+  return others_allowed > others_missing ? others_allowed - others_missing : 0;
 }
 
 void Engine::leave_group(const IncomingMessage& message) {

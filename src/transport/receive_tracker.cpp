@@ -109,8 +109,8 @@ Settlement ReceiveTracker::settlement() const {
   return Settlement::kOpen;
 }
 
-// With M = missing_floats(), A = allowed_missing_floats(), P = floats of the missing protected
-// packets and E = M - P (missing drop-eligible floats):
+// With M = missing_floats(), A = allowed_missing_floats() + extra_allowed, P = floats of the
+// missing protected packets and E = M - P (missing drop-eligible floats):
 //   deficit = max(0, E - A)                  drop-eligible floats that must still arrive
 //   margin  = min(A, ceil(extra * deficit))  `extra` is a fraction of the deficit
 //   target  = A - margin
@@ -120,7 +120,8 @@ Settlement ReceiveTracker::settlement() const {
 // all delivered, M <= A - margin <= A and no protected packet is missing: the message is settled.
 // With extra = 0 it is the least set (lowest seq first) that settles the message; a margin is
 // only added when some drop-eligible packets are needed at all.
-std::vector<wire::SeqRange> ReceiveTracker::retransmit_request(double extra) const {
+std::vector<wire::SeqRange> ReceiveTracker::retransmit_request(double extra,
+                                                               std::uint64_t extra_allowed) const {
   if (!(extra >= 0.0)) throw std::invalid_argument("ReceiveTracker: extra must be >= 0");
   if (settlement() != Settlement::kOpen) return {};
   if (!has_flow_) return missing_packets();
@@ -130,7 +131,7 @@ std::vector<wire::SeqRange> ReceiveTracker::retransmit_request(double extra) con
     if (received_[seq] == 0 && protected_[seq] != 0) protected_missing_floats += floats_in(seq);
   }
   std::uint64_t eligible_missing = missing_floats() - protected_missing_floats;
-  const std::uint64_t allowed = allowed_missing_floats();
+  const std::uint64_t allowed = allowed_missing_floats() + extra_allowed;
   const std::uint64_t deficit = eligible_missing > allowed ? eligible_missing - allowed : 0;
   std::uint64_t margin = 0;
   if (deficit > 0 && extra > 0.0) {

@@ -54,9 +54,11 @@ class ReceiveTracker {
   // What to ask the sender for after a round: every missing protected packet plus enough missing
   // drop-eligible packets (lowest sequence first) to bring the missing entries within budget,
   // plus a margin of `extra` (>= 0, a fraction of the drop-eligible deficit, capped at the budget)
-  // against loss of the retransmission itself. Ranges are ascending, merged and non-overlapping.
-  // Empty when settled.
-  std::vector<wire::SeqRange> retransmit_request(double extra = 0.0) const;
+  // against loss of the retransmission itself. `extra_allowed` entries may be missing beyond the
+  // budget (the slack a budget group's other members leave). Ranges are ascending, merged and
+  // non-overlapping. Empty when settled.
+  std::vector<wire::SeqRange> retransmit_request(double extra = 0.0,
+                                                 std::uint64_t extra_allowed = 0) const;
 
   // Every missing packet, ascending and merged.
   std::vector<wire::SeqRange> missing_packets() const;

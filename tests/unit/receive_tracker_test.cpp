@@ -224,6 +224,10 @@ TEST(ReceiveTracker, RetransmitRequestOnFixedPattern) {
   // The margin is capped at the budget: target 0 -> everything missing.
   EXPECT_EQ(tracker.retransmit_request(std::numeric_limits<double>::infinity()),
             tracker.missing_packets());
+  // A budget group's slack of 20 entries: target 40, so 3 (lowest first) is the only one asked.
+  EXPECT_EQ(tracker.retransmit_request(0.0, 20), (std::vector<SeqRange>{{0, 1}, {3, 1}, {5, 1}}));
+  // Slack for every drop-eligible entry missing: only the protected packets.
+  EXPECT_EQ(tracker.retransmit_request(0.0, 30), (std::vector<SeqRange>{{0, 1}, {5, 1}}));
   EXPECT_THROW(tracker.retransmit_request(-0.1), std::invalid_argument);
   EXPECT_THROW(tracker.retransmit_request(std::numeric_limits<double>::quiet_NaN()),
                std::invalid_argument);
