@@ -199,7 +199,7 @@ nlohmann::json run_demo(const DemoOptions& o) {
                        {"hosts", o.network.hosts},
                        {"rate_mbit", o.network.port.rate_bps / 1e6},
                        {"mtu", o.network.port.mtu},
-                       {"gray_loss", o.network.gray.loss_rate},
+                       {"gray_loss", o.network.gray.spine >= 0 ? o.network.gray.loss_rate : 0.0},
                        {"gray_burst_ms", o.network.gray.burst_ms},
                        {"tail_burst_ms", tail ? o.tail_burst_ms : 0.0},
                        {"best_effort_alone", o.network.port.best_effort_alone},

@@ -84,6 +84,23 @@ TEST(DemoRun, ShortRunOnTheTestbed) {
   }
   EXPECT_GT(summary["speedup_p50"].get<double>(), 0);
   EXPECT_GE(system_names(summary["clean"]).size(), 3u);
+  // Every dlcp run says where its messages' time went.
+  for (const auto& s : summary["systems"]) {
+    if (s["system"].get<std::string>().rfind("dlcp-", 0) != 0) continue;
+    ASSERT_TRUE(s.contains("settlement")) << s["system"];
+    EXPECT_GT(s["settlement"]["messages"].get<double>(), 0) << s["system"];
+    EXPECT_EQ(s["settlement"]["receive_deadlines"].get<double>(), 0) << s["system"];
+  }
+  // The tail scenario: Gloo, the fastest dlcp system, and that system without its budget.
+  const auto best = summary["best_dlcp"].get<std::string>();
+  ASSERT_TRUE(summary.contains("tail"));
+  EXPECT_GT(summary["config"]["tail_burst_ms"].get<double>(), 0);
+  EXPECT_EQ(system_names(summary["tail"]),
+            (std::vector<std::string>{"gloo", best, best + " no-loss-tolerance"}));
+  for (const auto& s : summary["tail"]["systems"]) {
+    EXPECT_GE(s["delivered_fraction"].get<double>(), 1 - s["loss_budget"].get<double>() - 1e-9)
+        << s["system"];
+  }
   EXPECT_TRUE(std::filesystem::exists(dir / "demo.json"));
   EXPECT_TRUE(std::filesystem::exists(dir / "demo.png"));
   // Nothing of the testbed is left.
