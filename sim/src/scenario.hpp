@@ -23,8 +23,9 @@ namespace dlcp::sim {
 // message and heard within two packet gaps at their share (the library's counts_as_sender), not
 // only those heard within the last feedback interval. 9: the rate controller judges loss over
 // samples of at least 16 packets (the library's loss_sample_packets default), not per report,
-// and holds the rate while the open sample reads as congestion.
-constexpr int kModelRevision = 9;
+// and holds the rate while the open sample reads as congestion. 10: the library's pacer burst is
+// an eighth of a feedback interval (was half), at least 2 datagrams (was 4).
+constexpr int kModelRevision = 10;
 
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.
