@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "switch/switch_config.hpp"
 #include "topology.hpp"
 
 namespace dlcp::testbed {

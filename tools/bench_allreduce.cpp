@@ -9,10 +9,10 @@
 
 #include "baseline_mpi.hpp"
 #include "child_processes.hpp"
-#include "common/summary.hpp"
 #include "dlcp/error.hpp"
 #include "dlcp/store.hpp"
 #include "settlement_report.hpp"
+#include "summary.hpp"
 
 namespace dlcp::tools {
 namespace {
@@ -161,8 +161,8 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
   }
 
   ChildProcesses children;
-  const std::string exe = self_executable();
-  std::vector<std::string> rank_argv = {exe, "bench", "allreduce-rank"};
+  const std::string exe = bench_executable();
+  std::vector<std::string> rank_argv = {exe, "allreduce-rank"};
   for (auto& flag : allreduce_bench_flags(o)) rank_argv.push_back(flag);
   if (o.algo == "mpi") {
     auto argv = mpirun_command(o.ranks, {"DLCP_BENCH_STORE"});

@@ -7,11 +7,11 @@
 #include <thread>
 #include <vector>
 
-#include "common/summary.hpp"
 #include "common/time.hpp"
 #include "cpu_time.hpp"
 #include "dlcp/dlcp.hpp"
 #include "settlement_report.hpp"
+#include "summary.hpp"
 #include "tcp_baseline.hpp"
 
 namespace dlcp::tools {

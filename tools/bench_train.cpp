@@ -13,10 +13,10 @@
 #include "baseline_mpi.hpp"
 #include "child_processes.hpp"
 #include "command.hpp"
-#include "common/summary.hpp"
 #include "dlcp/error.hpp"
 #include "dlcp/store.hpp"
 #include "settlement_report.hpp"
+#include "summary.hpp"
 #include "topology.hpp"
 
 namespace dlcp::tools {
@@ -212,7 +212,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const testbed::Testbe
   const int attempts = o.system == "mpi" && network != nullptr ? 2 : 1;
   for (int attempt = 1;; ++attempt) {
     ChildProcesses children;
-    std::vector<std::string> rank_argv = {self_executable(), "bench", "train-rank"};
+    std::vector<std::string> rank_argv = {bench_executable(), "train-rank"};
     for (auto& flag : train_bench_flags(o)) rank_argv.push_back(flag);
     if (o.system == "mpi" && network != nullptr) {
       // mpirun runs in host 0; an rsh agent starts each host's daemon inside its namespace.

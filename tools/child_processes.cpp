@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <thread>
 
 #include "dlcp/error.hpp"
@@ -99,6 +100,15 @@ void ChildProcesses::kill_all() {
 
 std::string self_executable() {
   return std::filesystem::read_symlink("/proc/self/exe").string();
+}
+
+std::string bench_executable() {
+  const auto path = std::filesystem::path(self_executable()).parent_path() / "dlcp-bench";
+  if (!std::filesystem::exists(path)) {
+    throw std::runtime_error("the benchmark command " + path.string() +
+                             " is missing; it is built and installed beside dlcp");
+  }
+  return path.string();
 }
 
 }  // namespace dlcp::tools

@@ -39,4 +39,9 @@ class ChildProcesses {
 // Path of the running executable (/proc/self/exe).
 std::string self_executable();
 
+// The benchmark command beside the running one (dlcp-bench in the same directory, as the build
+// and `cmake --install` place them): the demo and the benchmarks start their ranks with it.
+// Throws std::runtime_error naming the path when it is absent.
+std::string bench_executable();
+
 }  // namespace dlcp::tools

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "workload/data_files.hpp"
 
 namespace dlcp::tools {
 namespace {
@@ -298,8 +299,13 @@ void write_demo_outputs(const nlohmann::json& summary, const std::string& dir) {
   std::ofstream(json_path) << summary.dump(2) << "\n";
   const std::string png_path = dir + "/demo.png";
   testbed::SystemCommands runner;
-  const auto result =
-      runner.run({"/usr/bin/python3", DLCP_SOURCE_DIR "/tools/plot_demo.py", json_path, png_path});
+  testbed::CommandResult result;
+  try {
+    const auto script = (workload::data_dir() / "plot_demo.py").string();
+    result = runner.run({"/usr/bin/python3", script, json_path, png_path});
+  } catch (const std::runtime_error& e) {
+    result = {1, e.what()};
+  }
   std::cout << "\nResults: " << json_path;
   if (result.status == 0) {
     std::cout << ", plot: " << png_path << "\n";

@@ -1,4 +1,4 @@
-// Latency and throughput summaries for the benchmarks.
+// Latency and throughput summaries for the benchmarks (not part of the library).
 #pragma once
 
 #include <vector>

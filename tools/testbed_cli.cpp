@@ -1,12 +1,14 @@
 #include "testbed_cli.hpp"
 
+#include "commands.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "background.hpp"
-#include "switch/switch_plan.hpp"
+#include "switch/switch_config.hpp"
 #include "testbed.hpp"
 #include "topology.hpp"
 
@@ -65,7 +67,7 @@ void add_testbed_options(CLI::App* command, testbed::TestbedOptions& o) {
   command->add_option("--prefix", o.prefix, "Namespace name prefix");
 }
 
-std::function<int()> add_testbed_commands(CLI::App& app) {
+SubcommandRunner add_testbed_commands(CLI::App& app) {
   auto args = std::make_shared<SwitchConfigArgs>();
   auto* config = app.add_subcommand(
       "switch-config",
@@ -90,7 +92,7 @@ std::function<int()> add_testbed_commands(CLI::App& app) {
   auto* status = bed->add_subcommand("status", "Show what the testbed has created");
   status->add_option("--prefix", network->prefix, "Namespace name prefix");
 
-  return [=]() -> int {
+  return [=](ProgramArguments) -> int {
     if (config->parsed()) {
       args->network.validate();
       const auto plan = switchconf::make_switch_plan(DscpTable::defaults(), args->network.port);

@@ -1,5 +1,7 @@
 #include "train_cli.hpp"
 
+#include "commands.hpp"
+
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -54,7 +56,7 @@ void add_train_options(CLI::App* command, TrainBenchOptions& o) {
 
 }  // namespace
 
-std::function<int(int*, char***)> add_train_commands(CLI::App* bench) {
+SubcommandRunner add_train_commands(CLI::App& app) {
   struct State {
     TrainBenchOptions train;
     testbed::TestbedOptions network;
@@ -64,7 +66,7 @@ std::function<int(int*, char***)> add_train_commands(CLI::App* bench) {
     bool json = false;
   };
   auto state = std::make_shared<State>();
-  auto* train = bench->add_subcommand(
+  auto* train = app.add_subcommand(
       "train",
       "Emulated training iterations of a model over one communication system, on loopback or "
       "on the testbed (--testbed, needs root)");
@@ -73,11 +75,13 @@ std::function<int(int*, char***)> add_train_commands(CLI::App* bench) {
   add_testbed_options(train, state->network);
   train->add_flag("--background", state->load, "Background TCP/UDP floods (testbed)");
   train->add_flag("--json", state->json, "End with the summary as one JSON line");
-  auto* rank = bench->add_subcommand("train-rank", "")->group("");
+  auto* rank = app.add_subcommand("train-rank", "")->group("");
   add_train_options(rank, state->train);
 
-  return [=](int* argc, char*** argv) -> int {
-    if (rank->parsed()) return run_train_bench_rank(state->train, argc, argv);
+  return [=](ProgramArguments arguments) -> int {
+    if (rank->parsed()) {
+      return run_train_bench_rank(state->train, arguments.argc, arguments.argv);
+    }
     if (!train->parsed()) return -1;
     nlohmann::json summary;
     if (state->use_testbed) {

@@ -5,6 +5,7 @@ torch.distributed backend and a DDP communication hook (docs/pytorch.md).
 """
 
 from . import errors
+from ._version import __version__
 from ._core import (
     Aggregation,
     Algorithm,
@@ -35,6 +36,7 @@ from .errors import (
 from .options import collective_options, communicator_options
 
 __all__ = [
+    "__version__",
     "AbortedError",
     "Aggregation",
     "Algorithm",

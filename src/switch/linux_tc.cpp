@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "switch/switch_plan.hpp"
+#include "switch/switch_config.hpp"
 
 namespace dlcp::switchconf {
 

@@ -5,7 +5,7 @@
 // dlcp's class c (0 = most urgent) becomes traffic class and queue 7 - c.
 #include <nlohmann/json.hpp>
 
-#include "switch/switch_plan.hpp"
+#include "switch/switch_config.hpp"
 
 namespace dlcp::switchconf {
 

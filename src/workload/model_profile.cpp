@@ -1,5 +1,7 @@
 #include "workload/model_profile.hpp"
 
+#include "workload/data_files.hpp"
+
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -9,8 +11,8 @@
 namespace dlcp::workload {
 
 std::string models_dir() {
-  if (const char* dir = std::getenv("DLCP_MODELS_DIR")) return dir;
-  return DLCP_MODELS_DIR;
+  if (const char* dir = std::getenv("DLCP_MODELS_DIR"); dir != nullptr && *dir != '\0') return dir;
+  return (data_dir() / "models").string();
 }
 
 ModelProfile parse_model(const std::string& json_text, const std::string& origin) {

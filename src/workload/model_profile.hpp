@@ -22,7 +22,7 @@ struct ModelProfile {
   double total_macs = 0.0;
 };
 
-// The directory of the bundled profiles: $DLCP_MODELS_DIR, else the repository's models/.
+// The directory of the bundled profiles: $DLCP_MODELS_DIR, else data_dir()/models.
 std::string models_dir();
 
 // Loads `name` (resnet50, vgg16, bert_base) from models_dir(), or a path ending in .json. Throws

@@ -1,4 +1,4 @@
-#include "common/summary.hpp"
+#include "summary.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "switch/switch_plan.hpp"
+#include "switch/switch_config.hpp"
 
 #include <gtest/gtest.h>
 
