@@ -9,6 +9,7 @@ from ._version import __version__
 from ._core import (
     Aggregation,
     Algorithm,
+    CallbackStore,
     CollectiveOptions,
     CollectiveResult,
     CommunicatorOptions,
@@ -40,6 +41,7 @@ __all__ = [
     "AbortedError",
     "Aggregation",
     "Algorithm",
+    "CallbackStore",
     "CollectiveOptions",
     "CollectiveResult",
     "Communicator",

@@ -1,7 +1,7 @@
 """``python3 -m dlcp``: which dlcp this interpreter loads, from where, and with which parts.
 
     python3 -m dlcp --version     # the version only
-    python3 -m dlcp               # version, location, the extension modules and torch
+    python3 -m dlcp               # version, location, the modules, torch and its backend
 """
 
 import argparse
@@ -16,12 +16,16 @@ def describe() -> str:
     lines = [f"dlcp {dlcp.__version__}", f"package: {os.path.dirname(dlcp.__file__)}"]
     lines.append(f"core module: {dlcp._core.__file__}")
     try:
-        torch_module = importlib.import_module("dlcp._torch")
         import torch
 
-        lines.append(f"torch integration: {torch_module.__file__} (torch {torch.__version__})")
+        lines.append(f"torch: {torch.__version__} (the communication hook needs only this)")
     except ImportError as error:
-        lines.append(f"torch integration: unavailable ({error})")
+        lines.append(f"torch: unavailable ({error})")
+    try:
+        backend = importlib.import_module("dlcp._torch")
+        lines.append(f"torch backend: {backend.__file__}")
+    except ImportError as error:
+        lines.append(f"torch backend: unavailable ({error})")
     lines.append(f"interpreter: {sys.executable}")
     return "\n".join(lines)
 

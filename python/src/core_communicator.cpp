@@ -3,16 +3,25 @@
 // A collective's buffers must stay alive until it is done, even when Python drops the Work
 // handle first, so the communicator keeps a reference to every buffer of an unfinished
 // collective and lets go once its Work is ready.
+//
+// allreduce_slices is the DDP communication hook's collective: one all-reduce per layer slice of
+// a gradient bucket, and a Python callable run once all are done (on the communicator's
+// completion thread, holding the GIL), which completes the hook's torch.futures.Future. It needs
+// nothing from libtorch, so the hook runs on any torch whose Python API it uses.
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <exception>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "core_bindings.hpp"
 #include "dlcp/communicator.hpp"
 #include "transport_counters.hpp"
+#include "work_completer.hpp"
 
 namespace py = pybind11;
 
@@ -52,6 +61,29 @@ class PyWork {
   std::vector<py::object> buffers_;  // alive as long as this handle, too
 };
 
+// The works of allreduce_slices, handed to its callback once all are done.
+class PyWorkList {
+ public:
+  PyWorkList(std::vector<Work> works, py::object buffer)
+      : works_(std::move(works)), buffer_(std::move(buffer)) {}
+  bool ready() const {
+    return std::all_of(works_.begin(), works_.end(), [](const Work& w) { return w.ready(); });
+  }
+  // The results in slice order; raises the first failed collective's error.
+  std::vector<CollectiveResult> wait() const {
+    py::gil_scoped_release release;
+    std::vector<CollectiveResult> results;
+    for (const Work& work : works_) results.push_back(work.wait());
+    return results;
+  }
+
+ private:
+  std::vector<Work> works_;
+  py::object buffer_;
+};
+
+using SliceTuple = std::tuple<std::int64_t, std::int64_t, int, double>;
+
 class PyCommunicator {
  public:
   PyCommunicator(Store& store, int rank, int world_size, const CommunicatorOptions& options) {
@@ -78,6 +110,55 @@ class PyCommunicator {
     const auto out = float_span(output, true, "allgather output");
     return track(live().allgather(in, out, options), {input, output});
   }
+  // One average/sum all-reduce per (offset, length, layer, loss budget) slice of `buffer`, with
+  // `base`'s other settings; `on_done(works)` runs once all are done. Every slice is checked
+  // before any is posted.
+  void allreduce_slices(const py::buffer& buffer, const std::vector<SliceTuple>& slices,
+                        int num_layers, const CollectiveOptions& base, py::object on_done) {
+    const auto span = float_span(buffer, true, "allreduce_slices buffer");
+    if (slices.empty()) throw py::value_error("allreduce_slices needs at least one slice");
+    if (!PyCallable_Check(on_done.ptr())) throw py::type_error("on_done must be callable");
+    std::vector<CollectiveOptions> options;
+    for (const auto& [offset, length, layer, budget] : slices) {
+      if (offset < 0 || length <= 0 || static_cast<std::uint64_t>(offset + length) > span.size()) {
+        throw py::value_error("slice [" + std::to_string(offset) + ", " +
+                              std::to_string(offset + length) + ") does not fit a buffer of " +
+                              std::to_string(span.size()) + " entries");
+      }
+      CollectiveOptions collective = base;
+      collective.layer = layer;
+      collective.num_layers = num_layers;
+      collective.loss_budget = budget;
+      collective.validate();
+      options.push_back(collective);
+    }
+    Communicator& communicator = live();
+    std::vector<Work> works;
+    for (std::size_t k = 0; k < slices.size(); ++k) {
+      const auto offset = static_cast<std::size_t>(std::get<0>(slices[k]));
+      const auto length = static_cast<std::size_t>(std::get<1>(slices[k]));
+      works.push_back(communicator.allreduce(span.subspan(offset, length), options[k]));
+    }
+    // Python objects are touched, and let go, only under the GIL: the state moves into the
+    // callback's scope there and dies with it.
+    auto state = std::make_shared<std::pair<PyWorkList, py::object>>(
+        PyWorkList(works, py::reinterpret_borrow<py::object>(buffer)), std::move(on_done));
+    WorkCompleter::Job job;
+    job.works = std::move(works);
+    job.done = [state = std::move(state)](const std::vector<CollectiveResult>&,
+                                          std::exception_ptr) mutable {
+      py::gil_scoped_acquire gil;
+      auto local = std::move(state);
+      try {
+        local->second(local->first);
+      } catch (py::error_already_set& error) {
+        error.discard_as_unraisable("dlcp allreduce_slices callback");
+      }
+      local.reset();
+    };
+    completer().add(std::move(job));
+  }
+
   void barrier() {
     Communicator& communicator = live();
     py::gil_scoped_release release;
@@ -90,11 +171,14 @@ class PyCommunicator {
   }
   py::dict counters() const { return counters_dict(live().counters()); }
 
-  // Waits for every collective, leaves the job and releases the buffers. Idempotent.
+  // Waits for every collective and its callback, leaves the job and releases the buffers.
+  // Idempotent.
   void close() {
     if (communicator_) {
       py::gil_scoped_release release;
+      if (completer_) completer_->drain();  // the callbacks take the GIL: it is released here
       communicator_.reset();
+      completer_.reset();
     }
     pending_.clear();
   }
@@ -112,7 +196,13 @@ class PyCommunicator {
     return PyWork(std::move(work), std::move(buffers));
   }
 
+  WorkCompleter& completer() {
+    if (!completer_) completer_ = std::make_unique<WorkCompleter>();
+    return *completer_;
+  }
+
   std::unique_ptr<Communicator> communicator_;
+  std::unique_ptr<WorkCompleter> completer_;
   std::vector<std::pair<Work, std::vector<py::object>>> pending_;
 };
 
@@ -133,6 +223,10 @@ void bind_result(py::module_& module) {
   py::class_<PyWork>(module, "Work")
       .def("ready", &PyWork::ready)
       .def("wait", &PyWork::wait, "Waits; raises the collective's error");
+  py::class_<PyWorkList>(module, "WorkList")
+      .def("ready", &PyWorkList::ready)
+      .def("wait", &PyWorkList::wait,
+           "The results in slice order; raises the first failed collective's error");
 }
 
 }  // namespace
@@ -150,6 +244,8 @@ void bind_communicator(py::module_& module) {
            py::arg("options"))
       .def("allgather", &PyCommunicator::allgather, py::arg("input"), py::arg("output"),
            py::arg("options"))
+      .def("allreduce_slices", &PyCommunicator::allreduce_slices, py::arg("buffer"),
+           py::arg("slices"), py::arg("num_layers"), py::arg("options"), py::arg("on_done"))
       .def("barrier", &PyCommunicator::barrier)
       .def("serve", &PyCommunicator::serve)
       .def("counters", &PyCommunicator::counters)

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "callback_store.hpp"
 #include "core_bindings.hpp"
 #include "dlcp/rendezvous.hpp"
 #include "dlcp/store.hpp"
@@ -75,6 +76,13 @@ void bind_store_kinds(py::module_& module) {
       .def_property_readonly("port", &TcpStore::port)
       .def_property_readonly("address", &TcpStore::address)
       .def_property_readonly("is_server", &TcpStore::is_server);
+
+  py::class_<CallbackStore, Store>(module, "CallbackStore",
+                                   "A store whose set/get/add/check/wait are a Python object's")
+      .def(py::init([](py::object methods, std::int64_t timeout_ms) {
+             return std::make_unique<CallbackStore>(std::move(methods), Milliseconds(timeout_ms));
+           }),
+           py::arg("methods"), py::arg("timeout_ms") = 300000);
 
   py::class_<FileStore, Store>(module, "FileStore")
       .def(py::init<const std::string&>(), py::arg("directory"))

@@ -1,19 +1,14 @@
-// Completes torch futures when dlcp collectives finish. dlcp's Work offers no completion
-// callback, so one thread per process group waits on the jobs in the order they were posted
-// (the order every rank issues them in) and marks each job's future: with its tensors, or with
-// the collective's error. The future's callbacks (DDP's, a hook's .then) run on this thread.
+// Completes torch futures when dlcp collectives finish, through a WorkCompleter: each job's
+// future is marked, with its tensors or the collective's error, in the order the jobs were
+// posted. The future's callbacks (DDP's, a user's .then) run on the completer's thread.
 #pragma once
 
 #include <ATen/core/ivalue.h>
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <mutex>
-#include <thread>
 #include <vector>
 
-#include "dlcp/communicator.hpp"
+#include "work_completer.hpp"
 
 namespace dlcp::python {
 
@@ -28,26 +23,12 @@ class FutureCompleter {
     std::vector<at::Tensor> value;  // the future's value; also keeps the tensors alive
   };
 
-  FutureCompleter();
-  // Completes every queued job first.
-  ~FutureCompleter();
-  FutureCompleter(const FutureCompleter&) = delete;
-  FutureCompleter& operator=(const FutureCompleter&) = delete;
-
   void add(Job job);
   // Returns once every job added so far is complete.
-  void drain();
+  void drain() { completer_.drain(); }
 
  private:
-  void run();
-  static void complete(Job& job);
-
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<Job> jobs_;
-  bool busy_ = false;
-  bool stopping_ = false;
-  std::thread thread_;
+  WorkCompleter completer_;
 };
 
 // A future whose value is a list of tensors, as DDP's reducer and torch's Work expect.

@@ -47,14 +47,6 @@ struct CollectiveTotals {
   double seconds = 0;  // sum of the collectives' own durations (they may overlap)
 };
 
-// One slice of a flat gradient buffer for allreduce_slices: [offset, offset + length) floats.
-struct BufferSlice {
-  std::int64_t offset = 0;
-  std::int64_t length = 0;
-  int layer = 0;
-  double loss_budget = 0;
-};
-
 class ProcessGroupDlcp final : public c10d::ProcessGroup {
  public:
   // Joins the job through `store` (collective over all `size` ranks).
@@ -76,16 +68,6 @@ class ProcessGroupDlcp final : public c10d::ProcessGroup {
   // Blocks until every rank arrives: ranks must see collectives in the same order, so the
   // barrier is posted from the calling thread (the returned Work is already complete).
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
-
-  // For the communication hook: all-reduces each slice of the flat float32 `buffer` as its own
-  // collective with its layer and budget; one future (value [buffer]) for all of them.
-  c10::intrusive_ptr<c10::ivalue::Future> allreduce_slices(const at::Tensor& buffer,
-                                                           const std::vector<BufferSlice>& slices,
-                                                           int num_layers, ReduceOp op,
-                                                           double broadcast_loss_budget);
-  // A loss-free broadcast of several tensors from `root` (the hook's replica re-sync).
-  c10::intrusive_ptr<c10::ivalue::Future> broadcast_tensors(const std::vector<at::Tensor>& tensors,
-                                                            int root);
 
   CollectiveTotals totals() const;
   void reset_totals();

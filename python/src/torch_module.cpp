@@ -1,10 +1,9 @@
-// dlcp._torch: the `dlcp` torch.distributed backend (ProcessGroupDlcp) and what the DDP
-// communication hook needs from it. dlcp/torch/__init__.py registers the backend.
-#include <torch/csrc/jit/python/pybind_utils.h>
+// dlcp._torch: the `dlcp` torch.distributed backend (ProcessGroupDlcp), built against the torch
+// it is compiled with. dlcp/torch/__init__.py registers the backend. The communication hook does
+// not use this module (it runs on dlcp._core).
 #include <torch/csrc/utils/pybind.h>
 
 #include <memory>
-#include <tuple>
 #include <vector>
 
 #include "error_translation.hpp"
@@ -17,13 +16,6 @@ namespace dlcp::python {
 namespace {
 
 using ReleaseGil = py::call_guard<py::gil_scoped_release>;
-// (offset, length, layer, loss_budget), as the hook builds them.
-using SliceTuple = std::tuple<std::int64_t, std::int64_t, int, double>;
-
-std::shared_ptr<torch::jit::PythonFutureWrapper> python_future(
-    c10::intrusive_ptr<c10::ivalue::Future> future) {
-  return std::make_shared<torch::jit::PythonFutureWrapper>(std::move(future));
-}
 
 void bind_options(py::module_& module) {
   py::class_<BackendOptions>(module, "BackendOptions")
@@ -59,28 +51,6 @@ void bind_process_group(py::module_& module) {
              return c10::make_intrusive<ProcessGroupDlcp>(store, rank, size, options);
            }),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("options"), ReleaseGil())
-      .def(
-          "allreduce_slices",
-          [](ProcessGroupDlcp& self, const at::Tensor& buffer,
-             const std::vector<SliceTuple>& slice_tuples, int num_layers, bool average,
-             double broadcast_loss_budget) {
-            std::vector<BufferSlice> slices;
-            slices.reserve(slice_tuples.size());
-            for (const auto& [offset, length, layer, budget] : slice_tuples) {
-              slices.push_back({offset, length, layer, budget});
-            }
-            return python_future(self.allreduce_slices(
-                buffer, slices, num_layers, average ? ReduceOp::kAverage : ReduceOp::kSum,
-                broadcast_loss_budget));
-          },
-          py::arg("buffer"), py::arg("slices"), py::arg("num_layers"), py::arg("average"),
-          py::arg("broadcast_loss_budget") = 0.0)
-      .def(
-          "broadcast_tensors",
-          [](ProcessGroupDlcp& self, const std::vector<at::Tensor>& tensors, int root) {
-            return python_future(self.broadcast_tensors(tensors, root));
-          },
-          py::arg("tensors"), py::arg("root") = 0)
       .def("totals", &ProcessGroupDlcp::totals)
       .def("reset_totals", &ProcessGroupDlcp::reset_totals)
       .def("counters", [](const ProcessGroupDlcp& self) { return counters_dict(self.counters()); })

@@ -1,6 +1,7 @@
 """The dlcp Python module without torch: stores, the communicator over numpy, errors."""
 
 import threading
+import time
 import unittest
 
 import numpy as np
@@ -132,6 +133,123 @@ class OptionsTest(unittest.TestCase):
         self.assertTrue(issubclass(dlcp.DeadlineError, TimeoutError))
 
 
+class SlicesTest(unittest.TestCase):
+    """allreduce_slices, the hook's collective: per-slice options and a completion callback."""
+
+    def test_each_slice_is_reduced_and_the_callback_sees_every_result(self):
+        done = {}
+
+        def body(rank, comm):
+            values = np.full(30000, rank + 1.0, dtype=np.float32)
+            finished = threading.Event()
+
+            def on_done(works):
+                done[rank] = (threading.get_ident(), [r.entries for r in works.wait()])
+                finished.set()
+
+            options = dlcp.collective_options(op="average")
+            slices = [(0, 10000, 0, 0.0), (10000, 15000, 1, 0.0), (25000, 5000, 1, 0.0)]
+            comm._impl.allreduce_slices(values, slices, 2, options, on_done)
+            self.assertTrue(finished.wait(30))
+            return values
+
+        results = run_ranks(2, body)
+        for rank in range(2):
+            np.testing.assert_array_equal(results[rank], np.full(30000, 1.5, dtype=np.float32))
+            thread, entries = done[rank]
+            self.assertNotEqual(thread, threading.get_ident())  # the completion thread
+            self.assertEqual(entries, [10000, 15000, 5000])
+
+    def test_bad_slices_are_refused_before_anything_is_posted(self):
+        def body(rank, comm):
+            values = np.zeros(100, dtype=np.float32)
+            options = dlcp.collective_options()
+            with self.assertRaisesRegex(ValueError, r"slice \[90, 110\) does not fit"):
+                comm._impl.allreduce_slices(values, [(0, 10, 0, 0.0), (90, 20, 0, 0.0)], 1,
+                                            options, lambda works: None)
+            with self.assertRaises(dlcp.InvalidArgumentError):
+                comm._impl.allreduce_slices(values, [(0, 10, 0, 1.5)], 1, options,
+                                            lambda works: None)
+            with self.assertRaises(TypeError):
+                comm._impl.allreduce_slices(values, [(0, 10, 0, 0.0)], 1, options, None)
+            comm.barrier()  # nothing half-posted: the ranks still agree
+            return True
+
+        self.assertEqual(run_ranks(2, body), {0: True, 1: True})
+
+    def test_close_runs_pending_callbacks_first(self):
+        calls = []
+
+        def body(rank, comm):
+            values = np.ones(200000, dtype=np.float32)
+            comm._impl.allreduce_slices(values, [(0, 200000, 0, 0.0)], 1,
+                                        dlcp.collective_options(), lambda works: calls.append(rank))
+            comm.close()  # returns only after the callback ran
+            return len([c for c in calls if c == rank])
+
+        self.assertEqual(run_ranks(2, body), {0: 1, 1: 1})
+
+
+class DictStore:
+    """The methods CallbackStore calls, over a dict (as dlcp/torch/store.py over torch's)."""
+
+    def __init__(self):
+        self.values, self.lock = {}, threading.Lock()
+
+    def set(self, key, value):
+        with self.lock:
+            self.values[key] = bytes(value)
+
+    def get(self, key):
+        self.wait([key], 5000)
+        with self.lock:
+            return self.values[key]
+
+    def add(self, key, delta):
+        with self.lock:
+            value = int(self.values.get(key, b"0")) + delta
+            self.values[key] = str(value).encode()
+            return value
+
+    def check(self, keys):
+        with self.lock:
+            return all(key in self.values for key in keys)
+
+    def wait(self, keys, timeout_ms):
+        deadline = time.monotonic() + timeout_ms / 1000
+        while not self.check(keys):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Wait timeout for {keys}")
+            time.sleep(0.001)
+
+
+class CallbackStoreTest(unittest.TestCase):
+    def test_callback_store_carries_a_job(self):
+        store = dlcp.CallbackStore(DictStore(), timeout_ms=5000)
+        results = {}
+
+        def rank_main(rank):
+            with dlcp.Communicator(store, rank, 2) as comm:
+                values = np.full(1000, rank + 1.0, dtype=np.float32)
+                comm.allreduce(values).wait()
+                results[rank] = values[0]
+
+        threads = [threading.Thread(target=rank_main, args=(rank,)) for rank in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        self.assertEqual(results, {0: 3.0, 1: 3.0})
+
+    def test_callback_store_errors_become_dlcp_errors(self):
+        store = dlcp.CallbackStore(DictStore(), timeout_ms=100)
+        with self.assertRaises(dlcp.DeadlineError) as caught:
+            store.wait(["never"], timeout_ms=50)
+        self.assertIn("never", str(caught.exception))
+        broken = dlcp.CallbackStore(object())
+        with self.assertRaises(dlcp.PeerLostError) as caught:
+            broken.set("key", b"value")
+        self.assertIn("set('key')", str(caught.exception))
 class StoreTest(unittest.TestCase):
     def test_tcp_store_round_trip_and_deadline(self):
         server = dlcp.TcpStore.serve_or_connect("127.0.0.1", 0, True, timeout_ms=2000)

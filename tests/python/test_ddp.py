@@ -19,13 +19,15 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def launch(world_size, default_backend, output):
-    """Starts the ranks of ddp_worker.py and waits; fails with their output on error."""
+def launch(world_size, default_backend, output, worker="ddp_worker.py"):
+    """Starts the ranks of a worker script (ddp_worker.py <default backend> <output>, or another
+    worker's <output>) and waits; fails with their output on error."""
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
                WORLD_SIZE=str(world_size), OMP_NUM_THREADS="1")
     ranks = [
         subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "ddp_worker.py"), default_backend, output],
+            [sys.executable, os.path.join(HERE, worker)]
+            + ([default_backend] if default_backend else []) + [output],
             env=dict(env, RANK=str(rank)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True,
         )
@@ -42,11 +44,12 @@ def launch(world_size, default_backend, output):
             failures.append(f"rank {rank} exited with {process.returncode}:\n{text[-3000:]}")
     if failures:
         raise AssertionError("\n".join(failures))
-    return [
-        (torch.load(os.path.join(output, f"parameters{rank}.pt")),
-         json.load(open(os.path.join(output, f"report{rank}.json"))))
-        for rank in range(world_size)
-    ]
+    results = []
+    for rank in range(world_size):
+        with open(os.path.join(output, f"report{rank}.json")) as report:
+            results.append((torch.load(os.path.join(output, f"parameters{rank}.pt")),
+                            json.load(report)))
+    return results
 
 
 class DdpTest(unittest.TestCase):

@@ -1,13 +1,16 @@
-"""The `dlcp` torch.distributed backend: registration and bookkeeping."""
+"""The `dlcp` torch.distributed backend: registration and bookkeeping.
+
+The backend itself is the libtorch extension dlcp._torch (a c10d::ProcessGroup built against the
+torch it was compiled with). Where it is missing or does not load, "dlcp" is still registered,
+and creating a group says why it cannot; the communication hook does not need it."""
 
 import atexit
 import weakref
 
 import torch.distributed as dist
 
-from .. import _torch
 from .metrics import summarize_totals
-from .options import Options
+from .options import Options, _backend_extension
 
 BACKEND_NAME = "dlcp"
 
@@ -24,14 +27,9 @@ def create_process_group(backend_options, pg_options):
             f"dlcp: pg_options must be dlcp.torch.Options, got {type(options).__name__}"
         )
     built = options.build(backend_options.group_size, timeout=backend_options.timeout)
-    group = _torch.ProcessGroupDlcp(
+    group = _backend_extension().ProcessGroupDlcp(
         backend_options.store, backend_options.group_rank, backend_options.group_size, built
     )
-    _live_groups.add(group)
-    return group
-
-
-def track(group):
     _live_groups.add(group)
     return group
 
@@ -47,7 +45,8 @@ def statistics(group=None):
     the delivered fraction of gradient contributions, and the transport's counters."""
     if group is None:
         group = dist.distributed_c10d._get_default_group()
-    if not isinstance(group, _torch.ProcessGroupDlcp):
+    extension = _backend_extension()
+    if extension is None or not isinstance(group, extension.ProcessGroupDlcp):
         raise TypeError(
             f"dlcp: statistics() needs a dlcp process group, got {type(group).__name__}"
         )

@@ -9,21 +9,57 @@ collective with its layer's priority class and loss budget, and the transport pr
 largest-magnitude packets of each (drop precedence, Options.protected_share). The hook runs
 its own dlcp communicator over the ranks of DDP's process group, meeting through that group's
 store, so it needs nothing from the group's backend.
+
+It uses dlcp._core and torch's public Python API only (torch.futures.Future, the bucket's
+tensor through numpy), never the libtorch extension dlcp._torch, so the same installed dlcp
+serves any torch whose Python API this uses; tests/python/test_hook_abi.py checks both.
 """
 
+import atexit
 import itertools
+import threading
 import time
+import weakref
 
+import numpy as np
+import torch
 import torch.distributed as dist
 
-from .. import _torch
+from .. import _core
 from ..errors import InvalidArgumentError
-from . import backend
 from .layers import bucket_slices, layer_budgets, layer_positions
 from .metrics import per_item, share, summarize_totals
 from .options import Options
+from .store import dlcp_store
 
 _instances = itertools.count()
+
+# Every live hook state, so that interpreter exit leaves the job cleanly (peers then see a
+# goodbye, not a lost connection) while Python can still run the completion callbacks.
+_live_states = weakref.WeakSet()
+
+
+class CollectiveTotals:
+    """Sums over the hook's collectives (the fields metrics.summarize_totals reads)."""
+
+    def __init__(self):
+        self.collectives = 0
+        self.lossy_collectives = 0
+        self.entries = 0
+        self.contributions_expected = 0
+        self.contributions_received = 0
+        self.broadcast_entries_missing = 0
+        self.seconds = 0.0
+
+    def add(self, results, lossy):
+        self.collectives += len(results)
+        self.lossy_collectives += lossy
+        for result in results:
+            self.entries += result.entries
+            self.contributions_expected += result.contributions_expected
+            self.contributions_received += result.contributions_received
+            self.broadcast_entries_missing += result.broadcast_entries_missing
+            self.seconds += result.seconds
 
 
 def _store_of(group):
@@ -94,16 +130,17 @@ class HookState:
         self.resync_every = int(resync_every)
 
         group = process_group or dist.distributed_c10d._get_default_group()
-        size = group.size()
         prefix = f"dlcp_hook/{dist.distributed_c10d._pg_names.get(group, '')}/{next(_instances)}"
-        self.group = backend.track(
-            _torch.ProcessGroupDlcp(
-                dist.PrefixStore(prefix, _store_of(group)),
-                group.rank(),
-                size,
-                options.build(size),
-            )
+        store = dlcp_store(dist.PrefixStore(prefix, _store_of(group)))
+        self._communicator = _core.Communicator(
+            store, group.rank(), group.size(), options.communicator_options()
         )
+        self._collective = options.collective_defaults()
+        self._collective.op = _core.ReduceOp.average
+        self._collective.broadcast_loss_budget = self.broadcast_loss_budget
+        self._totals = CollectiveTotals()
+        self._lock = threading.Lock()  # the totals and timers, updated by the callbacks
+        _live_states.add(self)
         self._module = module
         self._slices = {}
         self._steps = 0
@@ -135,35 +172,70 @@ class HookState:
 
     def statistics(self):
         """Collective totals, delivered fraction and the Python time per bucket."""
-        result = summarize_totals(self.group.totals())
-        python_seconds = self.hook_seconds + self.callback_seconds
-        result.update(
-            buckets=self.buckets,
-            python_seconds_per_bucket=per_item(python_seconds, self.buckets),
-            transfer_seconds_per_bucket=per_item(self.bucket_seconds, self.buckets),
-            python_share_of_transfer=share(python_seconds, self.bucket_seconds),
-            resyncs=self.resyncs,
-            transport=self.group.counters(),
-        )
+        with self._lock:
+            result = summarize_totals(self._totals)
+            python_seconds = self.hook_seconds + self.callback_seconds
+            result.update(
+                buckets=self.buckets,
+                python_seconds_per_bucket=per_item(python_seconds, self.buckets),
+                transfer_seconds_per_bucket=per_item(self.bucket_seconds, self.buckets),
+                python_share_of_transfer=share(python_seconds, self.bucket_seconds),
+                resyncs=self.resyncs,
+            )
+        result["transport"] = self._communicator.counters()
         return result
 
     def reset_statistics(self):
-        self.group.reset_totals()
-        self.buckets = 0
-        self.hook_seconds = self.callback_seconds = self.bucket_seconds = 0.0
+        with self._lock:
+            self._totals = CollectiveTotals()
+            self.buckets = 0
+            self.hook_seconds = self.callback_seconds = self.bucket_seconds = 0.0
 
-    def _finish(self, future, posted):
-        start = time.perf_counter()
-        result = future.value()[0]  # raises the collective's error, if any
-        end = time.perf_counter()
-        self.callback_seconds += end - start
-        self.bucket_seconds += start - posted
-        return result
+    def close(self):
+        """Waits for the bucket in flight, then leaves the job. Idempotent; also runs at exit."""
+        self._communicator.close()
+
+    def _post(self, buffer, slices, posted):
+        """All-reduces the bucket's slices; the returned future carries `buffer` once done."""
+        future = torch.futures.Future()
+        lossy = sum(1 for _, _, _, budget in slices if budget > 0)
+
+        def done(works):  # on the communicator's completion thread, holding the GIL
+            finished = time.perf_counter()
+            try:
+                results = works.wait()
+            except Exception as error:  # the collective's dlcp error, for DDP to raise
+                future.set_exception(error)
+                return
+            with self._lock:
+                self._totals.add(results, lossy)
+                self.bucket_seconds += finished - posted
+                self.callback_seconds += time.perf_counter() - finished
+            future.set_result(buffer)
+
+        self._communicator.allreduce_slices(
+            buffer.numpy(), slices, self.num_layers, self._collective, done
+        )
+        return future
 
     def resync(self):
         """Copies rank 0's parameters to every rank (loss-free); collective over the group."""
-        tensors = [p.data for p in self._module.parameters()]
-        self.group.broadcast_tensors(tensors, 0).wait()
+        reliable = _core.CollectiveOptions()
+        works = []
+        for parameter in self._module.parameters():
+            staged = parameter.data.contiguous()
+            raw = staged.view(-1).numpy().view(np.uint8)
+            if raw.size % 4:
+                raise InvalidArgumentError(
+                    "dlcp.torch.HookState.resync: a parameter of "
+                    f"{raw.size} bytes is not a whole number of 4-byte words"
+                )
+            works.append((parameter, staged, self._communicator.broadcast(
+                raw.view(np.float32), 0, reliable)))
+        for parameter, staged, work in works:
+            work.wait()
+            if staged.data_ptr() != parameter.data.data_ptr():
+                parameter.data.copy_(staged)
         self.resyncs += 1
 
     def _maybe_resync(self, module, inputs):
@@ -178,9 +250,22 @@ class HookState:
 def comm_hook(state, bucket):
     """DDP communication hook: averages the bucket over the ranks through dlcp."""
     start = time.perf_counter()
-    future = state.group.allreduce_slices(
-        bucket.buffer(), state.slices(bucket), state.num_layers, True, state.broadcast_loss_budget
-    )
-    state.buckets += 1
-    state.hook_seconds += time.perf_counter() - start
-    return future.then(lambda done: state._finish(done, start))
+    buffer = bucket.buffer()
+    if buffer.dtype != torch.float32 or buffer.device.type != "cpu" or not buffer.is_contiguous():
+        raise InvalidArgumentError(
+            "dlcp.torch.comm_hook handles contiguous float32 CPU gradient buckets, got "
+            f"{buffer.dtype} on {buffer.device}"
+        )
+    future = state._post(buffer, state.slices(bucket), start)
+    with state._lock:
+        state.buckets += 1
+        state.hook_seconds += time.perf_counter() - start
+    return future
+
+
+def _close_all():
+    for state in list(_live_states):
+        state.close()
+
+
+atexit.register(_close_all)

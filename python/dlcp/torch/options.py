@@ -2,9 +2,14 @@
 
 from datetime import timedelta
 
-from .. import _torch
 from ..errors import InvalidArgumentError
-from ..options import COMMUNICATOR_FIELDS, apply, communicator_options, validated
+from ..options import (
+    COMMUNICATOR_FIELDS,
+    apply,
+    collective_options,
+    communicator_options,
+    validated,
+)
 from .address import default_advertise_host, default_bind_host
 
 PARAMETER_SERVER = ("ps", "parameter-server", "algorithm.ps")
@@ -44,8 +49,13 @@ class Options:
             )
         self._backend = {k: v for k, v in kwargs.items() if k in BACKEND_FIELDS}
         self._communicator = {k: v for k, v in kwargs.items() if k in COMMUNICATOR_FIELDS}
-        # Fail here, where the options are written, rather than inside init_process_group.
-        self.build(world_size=1, resolve_hosts=False)
+        # Fail here, where the options are written, rather than inside init_process_group. The
+        # backend's own fields need the libtorch extension to check; the hook does without it.
+        if _backend_extension() is None:
+            self.communicator_options(resolve_hosts=False)
+            self.collective_defaults()
+        else:
+            self.build(world_size=1, resolve_hosts=False)
 
     @property
     def loss_budget(self):
@@ -58,8 +68,9 @@ class Options:
             kwargs.pop(name, None)
         return Options(**kwargs)
 
-    def build(self, world_size, timeout=None, resolve_hosts=True):
-        """The C++ BackendOptions for a group of `world_size` ranks."""
+    def communicator_options(self, timeout=None, resolve_hosts=True):
+        """The CommunicatorOptions (dlcp._core): the transport's keywords, with the hosts
+        resolved and `timeout` (seconds or a timedelta) as the connect timeout."""
         communicator = dict(self._communicator)
         if resolve_hosts:
             communicator.setdefault("bind_host", default_bind_host())
@@ -68,8 +79,24 @@ class Options:
             if isinstance(timeout, timedelta):
                 timeout = timeout.total_seconds()
             communicator["connect_timeout_ms"] = max(1, int(timeout * 1000))
-        options = _torch.BackendOptions()
-        options.communicator = communicator_options(**communicator)
+        return communicator_options(**communicator)
+
+    def collective_defaults(self):
+        """The hook's CollectiveOptions (dlcp._core) from aggregation and deadline_ms; the hook
+        sets layer, budget and op per slice."""
+        fields = {k: v for k, v in self._backend.items() if k in ("aggregation", "deadline_ms")}
+        return collective_options(**fields)
+
+    def build(self, world_size, timeout=None, resolve_hosts=True):
+        """The backend's C++ BackendOptions (needs the libtorch extension, dlcp._torch)."""
+        extension = _backend_extension()
+        if extension is None:
+            raise InvalidArgumentError(
+                "dlcp.torch: the dlcp backend needs the libtorch extension (dlcp._torch), which "
+                "this installation lacks; the communication hook works without it"
+            )
+        options = extension.BackendOptions()
+        options.communicator = self.communicator_options(timeout, resolve_hosts)
         apply(options, BACKEND_FIELDS, self._backend, "dlcp.torch")
         validated(lambda: options.validate(world_size), "dlcp.torch.Options")
         return options
@@ -78,3 +105,20 @@ class Options:
         settings = {**self._backend, **self._communicator}
         settings = ", ".join(f"{k}={v!r}" for k, v in settings.items())
         return f"dlcp.torch.Options({settings})"
+
+
+def _backend_extension():
+    """dlcp._torch (the backend, built against libtorch), or None where it is not built, was
+    built for another torch (it is then not even loaded: its ABI would not match), or does not
+    load."""
+    import torch
+
+    from .._version import torch_extension_built_for
+
+    if torch_extension_built_for is None or torch.__version__ != torch_extension_built_for:
+        return None
+    try:
+        from .. import _torch
+    except ImportError:
+        return None
+    return _torch

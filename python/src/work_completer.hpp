@@ -1,0 +1,52 @@
+// Runs a function once every Work of a job is done. dlcp's Work offers no completion callback,
+// so one thread per communicator waits on the jobs in the order they were added (the order every
+// rank issues them in) and then calls the job's `done` on that thread, with the results or the
+// first failure. The backend completes torch futures this way (future_completer.hpp), the hook
+// Python callables (core_communicator.cpp). Needs neither libtorch nor Python.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "dlcp/communicator.hpp"
+
+namespace dlcp::python {
+
+class WorkCompleter {
+ public:
+  // Called once, on the completer's thread, after every work of the job has finished (also
+  // after a failure, so that no transfer still writes into the job's buffers). Must not throw.
+  using Done =
+      std::function<void(const std::vector<CollectiveResult>& results, std::exception_ptr failure)>;
+  struct Job {
+    std::vector<Work> works;
+    Done done;
+  };
+
+  WorkCompleter();
+  // Completes every queued job first.
+  ~WorkCompleter();
+  WorkCompleter(const WorkCompleter&) = delete;
+  WorkCompleter& operator=(const WorkCompleter&) = delete;
+
+  void add(Job job);
+  // Returns once every job added so far is complete.
+  void drain();
+
+ private:
+  void run();
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Job> jobs_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace dlcp::python

@@ -1,0 +1,64 @@
+"""One rank of test_hook_abi.py: the DDP communication hook with the libtorch extension
+dlcp._torch made unimportable, as where it is not built or was built for another torch. Trains
+over gloo, then with the hook (budget 0 and lossy), and saves the parameters and reports.
+
+    hook_worker.py <output directory>
+"""
+
+import json
+import os
+import sys
+
+sys.modules["dlcp._torch"] = None  # any import of the extension now raises ImportError
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
+
+import dlcp.torch  # noqa: E402
+from ddp_worker import LOSSY, make_model, train  # noqa: E402
+
+
+def main():
+    output = sys.argv[1]
+    rank = int(os.environ["RANK"])
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo")
+    report = {"backend_available": dlcp.torch.BACKEND_AVAILABLE}
+    try:
+        dist.new_group(backend="dlcp")
+        report["backend_error"] = ""
+    except Exception as error:  # noqa: BLE001 - the message is what the test checks
+        report["backend_error"] = str(error)
+    parameters = {"gloo": train(DDP(make_model()), rank)}
+
+    model = make_model()
+    hooked = DDP(model)
+    state = dlcp.torch.HookState(model)
+    hooked.register_comm_hook(state, dlcp.torch.comm_hook)
+    parameters["hook"] = train(hooked, rank)
+    report["hook"] = state.statistics()
+
+    model = make_model()
+    lossy = DDP(model)
+    state = dlcp.torch.HookState(
+        model, loss_budget=0.1, broadcast_loss_budget=0.05, resync_every=4,
+        options=dlcp.torch.Options(drop_seed=rank + 31, **LOSSY),
+    )
+    lossy.register_comm_hook(state, dlcp.torch.comm_hook)
+    parameters["hook_lossy"] = train(lossy, rank)
+    state.resync()
+    parameters["resynced"] = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    report["hook_lossy"] = state.statistics()
+    state.close()
+    report["extension_loaded"] = sys.modules.get("dlcp._torch") is not None
+
+    torch.save(parameters, os.path.join(output, f"parameters{rank}.pt"))
+    with open(os.path.join(output, f"report{rank}.json"), "w") as file:
+        json.dump(report, file)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
