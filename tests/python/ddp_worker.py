@@ -42,7 +42,21 @@ def train(ddp, rank):
         optimizer.zero_grad()
         torch.nn.functional.cross_entropy(ddp(inputs), targets).backward()
         optimizer.step()
-    return torch.cat([p.detach().reshape(-1) for p in ddp.module.parameters()])
+    return flat_parameters(ddp.module)
+
+
+def train_with_hook(rank, **state_options):
+    """Trains a fresh model through DDP (default group) with the dlcp hook; returns the model,
+    the hook state and the flat parameters train() ends with."""
+    model = make_model()
+    ddp = DDP(model)
+    state = dlcp.torch.HookState(model, **state_options)
+    ddp.register_comm_hook(state, dlcp.torch.comm_hook)
+    return model, state, train(ddp, rank)
+
+
+def flat_parameters(model):
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
 
 
 def check_collectives(group, rank, world):
@@ -90,7 +104,7 @@ def main():
         pg_options=dlcp.torch.Options(loss_budget=0.1, drop_seed=rank + 1, **LOSSY),
     )
     report = {"collectives": check_collectives(reliable, rank, world)}
-    parameters = {"initial": torch.cat([p.detach().reshape(-1) for p in make_model().parameters()])}
+    parameters = {"initial": flat_parameters(make_model())}
     parameters["gloo"] = train(DDP(make_model(), process_group=gloo), rank)
     parameters["dlcp"] = train(DDP(make_model(), process_group=reliable), rank)
     reliable_totals = dlcp.torch.statistics(reliable)
@@ -98,26 +112,18 @@ def main():
     parameters["dlcp_lossy"] = train(DDP(make_model(), process_group=lossy), rank)
     report["lossy"] = dlcp.torch.statistics(lossy)
 
-    model = make_model()
-    hooked = DDP(model)  # the default group, whatever its backend
-    state = dlcp.torch.HookState(
-        model, loss_budget=0.1, options=dlcp.torch.Options(drop_seed=rank + 11, **LOSSY)
+    _, state, parameters["hook_lossy"] = train_with_hook(
+        rank, loss_budget=0.1, options=dlcp.torch.Options(drop_seed=rank + 11, **LOSSY)
     )
-    hooked.register_comm_hook(state, dlcp.torch.comm_hook)
-    parameters["hook_lossy"] = train(hooked, rank)
     report["hook"] = state.statistics()
 
     # A lossy broadcast side lets replicas drift; the state re-syncs them every 4 steps.
-    model = make_model()
-    drifting = DDP(model)
-    state = dlcp.torch.HookState(
-        model, loss_budget=0.1, broadcast_loss_budget=0.05, resync_every=4,
+    model, state, parameters["drifting"] = train_with_hook(
+        rank, loss_budget=0.1, broadcast_loss_budget=0.05, resync_every=4,
         options=dlcp.torch.Options(drop_seed=rank + 21, **LOSSY),
     )
-    drifting.register_comm_hook(state, dlcp.torch.comm_hook)
-    parameters["drifting"] = train(drifting, rank)
     state.resync()
-    parameters["resynced"] = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    parameters["resynced"] = flat_parameters(model)
     report["drifting"] = state.statistics()
     report["reliable"] = reliable_totals
 

@@ -16,7 +16,7 @@ import torch.distributed as dist  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 
 import dlcp.torch  # noqa: E402
-from ddp_worker import LOSSY, make_model, train  # noqa: E402
+from ddp_worker import LOSSY, flat_parameters, make_model, train, train_with_hook  # noqa: E402
 
 
 def main():
@@ -32,23 +32,15 @@ def main():
         report["backend_error"] = str(error)
     parameters = {"gloo": train(DDP(make_model()), rank)}
 
-    model = make_model()
-    hooked = DDP(model)
-    state = dlcp.torch.HookState(model)
-    hooked.register_comm_hook(state, dlcp.torch.comm_hook)
-    parameters["hook"] = train(hooked, rank)
+    _, state, parameters["hook"] = train_with_hook(rank)
     report["hook"] = state.statistics()
 
-    model = make_model()
-    lossy = DDP(model)
-    state = dlcp.torch.HookState(
-        model, loss_budget=0.1, broadcast_loss_budget=0.05, resync_every=4,
+    model, state, parameters["hook_lossy"] = train_with_hook(
+        rank, loss_budget=0.1, broadcast_loss_budget=0.05, resync_every=4,
         options=dlcp.torch.Options(drop_seed=rank + 31, **LOSSY),
     )
-    lossy.register_comm_hook(state, dlcp.torch.comm_hook)
-    parameters["hook_lossy"] = train(lossy, rank)
     state.resync()
-    parameters["resynced"] = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    parameters["resynced"] = flat_parameters(model)
     report["hook_lossy"] = state.statistics()
     state.close()
     report["extension_loaded"] = sys.modules.get("dlcp._torch") is not None
