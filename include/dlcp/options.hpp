@@ -34,7 +34,7 @@ struct PolicyOptions {
   void validate() const;
 };
 
-// Sender rate control (see src/transport/rate_controller.hpp for the rules). Rates in bytes/s.
+// Sender rate control (see src/protocol/rate_controller.hpp for the rules). Rates in bytes/s.
 struct RateControlOptions {
   double initial_rate = 1.25e9;
   double min_rate = 12.5e6;

@@ -82,6 +82,8 @@ struct PacketRanking {
 };
 PacketRanking rank_packets(const float* values, std::size_t count, std::size_t stride,
                            double protected_share);
+// The send order above for a protected set chosen elsewhere (the simulator's synthetic ranking).
+std::vector<std::uint32_t> first_round_order(const std::vector<std::uint8_t>& protected_flags);
 
 // Loss budget of a tensor as parts per million of its entries. Rounds to the nearest ppm.
 // Throws std::invalid_argument unless 0 <= fraction <= 1.

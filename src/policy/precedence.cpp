@@ -94,7 +94,6 @@ PacketRanking rank_packets(const float* values, std::size_t count, std::size_t s
   if (count == 0) return ranking;
   const std::size_t n = count / stride + (count % stride != 0 ? 1 : 0);
   ranking.protected_flags.assign(n, 0);
-  ranking.send_order.reserve(n);
   const std::size_t k = protected_count(protected_share, n);
   if (k == n) {
     std::fill(ranking.protected_flags.begin(), ranking.protected_flags.end(), std::uint8_t{1});
@@ -105,12 +104,19 @@ PacketRanking rank_packets(const float* values, std::size_t count, std::size_t s
   const auto top = ranks.begin() + static_cast<std::ptrdiff_t>(k);
   if (k > 0) std::nth_element(ranks.begin(), top - 1, ranks.end(), ranks_above);
   for (auto it = ranks.begin(); it != top; ++it) ranking.protected_flags[it->seq] = 1;
+  ranking.send_order = first_round_order(ranking.protected_flags);
+  return ranking;
+}
+
+std::vector<std::uint32_t> first_round_order(const std::vector<std::uint8_t>& protected_flags) {
+  std::vector<std::uint32_t> order;
+  order.reserve(protected_flags.size());
   for (const std::uint8_t precedence : {std::uint8_t{1}, std::uint8_t{0}}) {
-    for (std::uint32_t seq = 0; seq < n; ++seq) {
-      if (ranking.protected_flags[seq] == precedence) ranking.send_order.push_back(seq);
+    for (std::uint32_t seq = 0; seq < protected_flags.size(); ++seq) {
+      if ((protected_flags[seq] != 0) == (precedence != 0)) order.push_back(seq);
     }
   }
-  return ranking;
+  return order;
 }
 
 std::vector<std::uint8_t> protected_packets(const float* values, std::size_t count,

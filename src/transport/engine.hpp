@@ -1,8 +1,11 @@
-// The transport engine: one I/O thread per endpoint owns every socket and all message state.
-// User threads post commands (send, recv, connect, counters) through a queue and an eventfd;
-// futures carry the results back. Split by job: engine.cpp (lifecycle, commands, control
-// messages, timers), engine_send.cpp (packetization, priority queue, pacing, spraying),
-// engine_receive.cpp (datagrams, completion, early-arrival backlog).
+// The transport engine: the driver of the protocol core (src/protocol/) over real sockets. One
+// I/O thread per endpoint owns every socket and all message state. User threads post commands
+// (send, recv, connect, counters) through a queue and an eventfd; futures carry the results back.
+// Split by job: engine.cpp (lifecycle, commands, control messages, failures, the loop),
+// engine_connect.cpp (dialing, accepting, the handshake), engine_timers.cpp (rate reports,
+// deadlines, reports), engine_send.cpp (packets of each message's MessageSender onto the wire:
+// priority queue, pacing, spraying, GSO), engine_receive.cpp (datagrams into each message's
+// MessageReceiver: validation, placement, settlement, budget groups, early-arrival backlog).
 #pragma once
 
 #include <netinet/in.h>
@@ -26,34 +29,46 @@
 #include "common/fd.hpp"
 #include "common/time.hpp"
 #include "dlcp/transport.hpp"
+#include "protocol/budget_groups.hpp"
+#include "protocol/delivery_meter.hpp"
+#include "protocol/message_key.hpp"
+#include "protocol/message_receiver.hpp"
+#include "protocol/message_sender.hpp"
+#include "protocol/path_selector.hpp"
+#include "protocol/peer_pacing.hpp"
+#include "protocol/timer_queue.hpp"
 #include "transport/control_channel.hpp"
 #include "transport/data_socket.hpp"
-#include "transport/delivery_meter.hpp"
 #include "transport/job_key.hpp"
 #include "transport/loss_injector.hpp"
-#include "transport/pacer.hpp"
-#include "transport/path_selector.hpp"
-#include "transport/rate_controller.hpp"
-#include "transport/receive_tracker.hpp"
 #include "transport/replay_window.hpp"
-#include "transport/settle_timing.hpp"
 #include "wire/control.hpp"
 #include "wire/data_header.hpp"
 
 namespace dlcp::transport {
 
-struct MessageKey {
-  int peer = 0;
-  std::uint64_t id = 0;
-  bool operator==(const MessageKey&) const = default;
-};
+using protocol::MessageKey;
+using protocol::MessageKeyHash;
 
-struct MessageKeyHash {
-  std::size_t operator()(const MessageKey& key) const {
-    return std::hash<std::uint64_t>{}(key.id * 0x9E3779B97F4A7C15ull ^
-                                      static_cast<std::uint64_t>(key.peer));
-  }
-};
+// epoll tags: the top byte says what kind of descriptor, the rest which one.
+namespace epoll_tag {
+inline constexpr std::uint64_t kShift = 56;
+inline constexpr std::uint64_t kWake = 1ull << kShift;
+inline constexpr std::uint64_t kListener = 2ull << kShift;
+inline constexpr std::uint64_t kData = 3ull << kShift;
+inline constexpr std::uint64_t kControl = 4ull << kShift;
+inline constexpr std::uint64_t kPending = 5ull << kShift;
+inline constexpr std::uint64_t kMask = 0xFFull << kShift;
+}  // namespace epoll_tag
+
+inline constexpr std::size_t kMaxDatagram = 65507;  // largest UDP payload over IPv4
+inline constexpr Duration kHandshakeTimeout = std::chrono::seconds(10);
+// Settled message ids remembered, so that their late packets are refused as stale.
+inline constexpr std::size_t kSettledMemory = 1 << 16;
+// Receives not posted yet that the backlog holds arrivals for.
+inline constexpr std::size_t kMaxEarlyMessages = 1 << 16;
+// How often the loop wakes while anything is open: rate reports are due per feedback interval.
+inline constexpr Duration kTimerTick = std::chrono::milliseconds(1);
 
 struct OutgoingMessage {
   MessageKey key;
@@ -65,57 +80,33 @@ struct OutgoingMessage {
   // Paced by its peer's shared-band pacer as well (RateControlOptions::shared_band_pacing).
   bool shared_band = false;
   std::uint32_t budget_ppm = 0;
-  std::uint16_t stride = 0;
-  std::uint32_t packet_count = 0;
-  std::uint32_t protected_count = 0;
-  std::vector<std::uint8_t> protected_flags;  // one per packet
-  std::vector<std::uint32_t> pending;         // sequence numbers of the current round, in order
-                                              // (the first round's: policy::rank_packets)
-  std::size_t next = 0;
-  std::uint16_t round = 0;
+  std::optional<protocol::MessageSender> sender;
   std::uint64_t order = 0;  // post order: FIFO within a priority class
   bool queued = false;
   TimePoint posted{};
   TimePoint deadline{};
   MessageStats stats;
   std::promise<MessageResult> promise;
-
-  std::uint32_t floats_in(std::uint32_t seq) const {
-    return wire::packet_floats(static_cast<std::uint32_t>(values.size()), stride, seq);
-  }
 };
 
 struct IncomingMessage {
   MessageKey key;
   std::span<float> values;
   MessageOptions options;
-  std::uint32_t budget_ppm = 0;
-  std::optional<ReceiveTracker> tracker;
-  bool flow_seen = false;
-  bool report_pending = false;
-  std::uint16_t report_round = 0;
-  // Packets arrived since the sender last said RoundFinished: it is still sending this message.
-  bool mid_round = false;
-  TimePoint last_packet{};
+  std::optional<protocol::MessageReceiver> receiver;
   TimePoint posted{};
   TimePoint deadline{};
-  SettleTiming timing{TimePoint{}};
   MessageStats stats;
   std::promise<MessageResult> promise;
   // What this receive adds to its budget group's allowed entries (its own budget, once known).
   std::uint64_t group_allowed = 0;
 };
 
-// Receives that share a loss budget (MessageOptions::budget_group), on the receiving side.
-struct BudgetGroup {
-  std::uint32_t size = 0;    // members expected
-  std::uint32_t posted = 0;  // members posted so far
-  std::uint32_t ended = 0;   // members settled or failed
-  // Over the posted members: entries missing (a settled member's stay as they were) and the
-  // entries their budgets allow (a member's counts once its FlowStart set its budget).
-  std::uint64_t missing = 0;
-  std::uint64_t allowed = 0;
-  std::vector<MessageKey> open;  // members not ended yet
+// The engine's timers, on protocol::TimerQueue: checked against the message when they fire.
+struct MessageTimer {
+  enum class Kind : std::uint8_t { kReceiveDeadline, kReport, kSendDeadline };
+  MessageKey key;
+  Kind kind = Kind::kReceiveDeadline;
 };
 
 // What arrived for a receive that is not posted yet. Datagrams (which anyone who knows the job
@@ -149,13 +140,8 @@ struct PeerState {
   ControlChannel control;
   std::vector<sockaddr_in> data_addresses;
   std::size_t datagram_bytes = 0;
-  std::optional<Pacer> pacer;
-  std::optional<RateController> rate;
-  // RateControlOptions::shared_band_pacing: what this peer's packets in the switch class best
-  // effort shares pass as well, driven by the marks on those packets alone.
-  std::optional<Pacer> shared_band_pacer;
-  std::optional<RateController> shared_band_rate;
-  std::optional<PathSelector> paths;
+  std::optional<protocol::PeerPacing> pacing;
+  std::optional<protocol::PathSelector> paths;
   std::vector<std::uint64_t> path_sent;  // since the last feedback from this peer
   // Packet MAC (TransportOptions::packet_mac): keys of this connection, per direction.
   std::optional<PacketMac> mac_send;
@@ -164,7 +150,7 @@ struct PeerState {
   std::uint16_t pair_seq = 0;     // next DataHeader::pair_seq to send (wraps)
   std::optional<ReplayWindow> replay;
   // Receive side: what this peer sent us since our last feedback to it.
-  DeliveryMeter delivered;
+  protocol::DeliveryMeter delivered;
 };
 
 // An accepted control connection still in its handshake (see handshake.hpp): waiting for the
@@ -215,6 +201,7 @@ class Engine final : public Transport {
   void on_control_message(PeerState& peer, wire::ControlMessage& message, TimePoint now);
   void fail_peer(PeerState& peer, const std::string& why, ErrorCode code = ErrorCode::kPeerLost);
   void on_timers(TimePoint now);
+  void on_message_timer(const MessageTimer& timer, TimePoint now);
   // A rate report to `peer`, offering it an equal share of this host's receive rate.
   void send_feedback(PeerState& peer, std::size_t active_senders, TimePoint now);
   // Peers that sent us data within the last feedback interval.
@@ -252,6 +239,8 @@ class Engine final : public Transport {
   // Accounting shared by both receive paths for a decoded, accepted datagram.
   bool admit(const wire::DataHeader& header, std::size_t bytes, std::uint8_t tos,
              std::size_t socket_index, TimePoint now);
+  // Whether a packet's or FlowStart's stated shape fits the posted receive (and its counts).
+  bool accept_shape(IncomingMessage& message, std::uint32_t total, std::uint16_t stride);
   // Where a packet's payload goes, or empty (counted) when it must not be placed.
   std::span<float> placement(IncomingMessage& message, const wire::DataHeader& header);
   void commit(IncomingMessage& message, const wire::DataHeader& header, TimePoint now);
@@ -266,21 +255,21 @@ class Engine final : public Transport {
   void on_flow_start(PeerState& peer, const wire::FlowStart& flow, TimePoint now);
   void apply_flow(IncomingMessage& message, const wire::FlowStart& flow, TimePoint now);
   void on_round_finished(PeerState& peer, const wire::RoundFinished& finished, TimePoint now);
-  bool ensure_tracker(IncomingMessage& message, std::uint32_t total, std::uint16_t stride);
   // Settles `message` when its own budget, or its group's, allows.
   void maybe_settle(IncomingMessage& message, TimePoint now);
-  void settle(IncomingMessage& message, Settlement settlement, bool by_group, TimePoint now);
+  void settle(IncomingMessage& message, protocol::Settlement settlement, bool by_group,
+              TimePoint now);
   // Settles every open member of group `id` that holds all its protected packets, when the
   // group's missing entries are within its budget.
   void settle_group(std::uint64_t id, TimePoint now);
-  // A member of a budget group ended (settled or failed).
-  void leave_group(const IncomingMessage& message);
+  // A receive ended (settled or failed): out of its budget group and the open receives.
+  void end_incoming(IncomingMessage& message);
   // The entries a budget group's other members leave unspent, which `message` may miss beyond
   // its own budget (0 outside a group, or before every member is posted).
   std::uint64_t group_slack(const IncomingMessage& message) const;
   // Counts a receive that ended (settled or failed at its deadline) in stats_.
   void count_settlement(const MessageStats& stats);
-  void send_missing_report(IncomingMessage& message);
+  void send_missing_report(IncomingMessage& message, TimePoint now);
   void fail_incoming(IncomingMessage& message, ErrorCode code, const std::string& why,
                      bool tell_sender);
   void remember_settled(const MessageKey& key, bool flow_seen);
@@ -325,7 +314,7 @@ class Engine final : public Transport {
   std::uint64_t next_order_ = 0;
   std::unordered_map<MessageKey, std::unique_ptr<IncomingMessage>, MessageKeyHash> incoming_;
   std::unordered_map<MessageKey, EarlyArrivals, MessageKeyHash> early_;
-  std::unordered_map<std::uint64_t, BudgetGroup> groups_;
+  protocol::BudgetGroups groups_;
   std::size_t early_bytes_ = 0;       // datagrams held, <= options_.backlog_bytes
   std::size_t early_flow_bytes_ = 0;  // FlowStarts held, <= options_.backlog_bytes
   // Recently settled messages, so their late packets are refused as stale, oldest first out.
@@ -352,6 +341,7 @@ class Engine final : public Transport {
   TransportCounters stats_;
   wire::RejectCounters rejects_;
   TimePoint next_timer_check_{};
+  protocol::TimerQueue<MessageTimer> timers_;
   TimePoint send_blocked_until_{};  // after the kernel refused a whole burst
 
   mutable std::mutex failure_mutex_;

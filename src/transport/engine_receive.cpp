@@ -1,5 +1,6 @@
-// Receiving: datagram validation, placement, the completion rule, missing-range reports and the
-// bounded early-arrival backlog.
+// Receiving: datagram validation and placement, then each message's MessageReceiver decides
+// (settlement, budget groups, missing-range reports); arrivals for receives not posted yet go to
+// the backlog (engine_backlog.cpp).
 #include <algorithm>
 #include <array>
 
@@ -9,8 +10,6 @@
 namespace dlcp::transport {
 namespace {
 
-constexpr std::size_t kSettledMemory = 1 << 16;  // settled message ids remembered for stale packets
-constexpr std::size_t kMaxEarlyMessages = 1 << 16;
 constexpr std::size_t kDirectPlacementBytes = 8192;
 
 }  // namespace
@@ -34,11 +33,10 @@ std::future<MessageResult> Engine::recv(int peer, std::uint64_t message_id, std:
   message->key = {peer, message_id};
   message->values = values;
   message->options = options;
-  message->budget_ppm = policy::budget_ppm(options.loss_budget);
   message->posted = SteadyClock::now();
   message->deadline = message->posted + options.deadline;
-  message->last_packet = message->posted;
-  message->timing = SettleTiming(message->posted);
+  message->receiver.emplace(values.size(), policy::budget_ppm(options.loss_budget),
+                            message->posted);
   std::fill(options.packet_contributions.begin(), options.packet_contributions.end(),
             std::uint16_t{0});
   auto future = message->promise.get_future();
@@ -73,28 +71,19 @@ void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now)
     return;
   }
   if (const std::uint64_t id = message->options.budget_group; id != 0) {
-    BudgetGroup& group = groups_[id];
-    if (group.size == 0) group.size = message->options.budget_group_size;
-    if (group.size != message->options.budget_group_size || group.posted == group.size) {
-      const std::string why = group.posted == group.size
-                                  ? "budget group " + std::to_string(id) + " already has its " +
-                                        std::to_string(group.size) + " receives"
-                                  : "budget group " + std::to_string(id) + " was posted with " +
-                                        std::to_string(group.size) + " receives, this one says " +
-                                        std::to_string(message->options.budget_group_size);
-      if (group.posted == 0) groups_.erase(id);
+    const std::string refused =
+        groups_.join(id, message->options.budget_group_size, key, message->values.size());
+    if (!refused.empty()) {
       message->promise.set_exception(
-          std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, key.peer, why)));
+          std::make_exception_ptr(Error(ErrorCode::kInvalidArgument, key.peer, refused)));
       return;
     }
-    ++group.posted;
-    group.missing += message->values.size();
-    group.open.push_back(key);
   }
   // A reposted id starts a new transfer: forget that it was settled before.
   settled_.erase(key);
   IncomingMessage& ref = *message;
   incoming_.emplace(key, std::move(message));
+  timers_.schedule(ref.deadline, {key, MessageTimer::Kind::kReceiveDeadline});
 
   auto early = early_.find(key);
   if (early == early_.end()) {
@@ -118,10 +107,7 @@ void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now)
     }
   }
   if (arrivals.round_finished && incoming_.contains(key)) {
-    if (arrivals.round_finished->round == 0) ref.timing.on_first_round_end(now);
-    ref.mid_round = false;
-    ref.report_pending = true;
-    ref.report_round = arrivals.round_finished->round;
+    on_round_finished(peer, *arrivals.round_finished, now);
   }
 }
 
@@ -242,26 +228,6 @@ bool Engine::admit(const wire::DataHeader& header, std::size_t bytes, std::uint8
   return true;
 }
 
-bool Engine::may_hold_early(const MessageKey& key, std::size_t bytes) {
-  if (settled_.contains(key)) {
-    rejects_.add(wire::RejectReason::kStaleMessage);
-    return false;
-  }
-  if (early_bytes_ + bytes > options_.backlog_bytes ||
-      (!early_.contains(key) && early_.size() >= kMaxEarlyMessages)) {
-    rejects_.add(wire::RejectReason::kUnknownMessage);
-    return false;
-  }
-  return true;
-}
-
-void Engine::hold_early(const MessageKey& key, std::vector<std::byte> datagram, TimePoint now) {
-  EarlyArrivals& early = early_entry(key, now);
-  early.bytes += datagram.size();
-  early_bytes_ += datagram.size();
-  early.datagrams.push_back(std::move(datagram));
-}
-
 void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
                          std::size_t socket_index, TimePoint now) {
   ++stats_.datagrams_received;
@@ -285,25 +251,21 @@ void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
   }
 }
 
-bool Engine::ensure_tracker(IncomingMessage& message, std::uint32_t total, std::uint16_t stride) {
-  if (total != message.values.size()) return false;
-  if (!message.tracker) {
-    const auto& counts = message.options.packet_contributions;
-    if (!counts.empty() && counts.size() != wire::packet_count(total, stride)) return false;
-    message.tracker.emplace(total, stride);
-    message.stats.packets = message.tracker->packet_count();
-    return true;
+bool Engine::accept_shape(IncomingMessage& message, std::uint32_t total, std::uint16_t stride) {
+  // Per-packet contribution counts are written by sequence number: their number must match.
+  const auto& counts = message.options.packet_contributions;
+  if (stride == 0 || (!counts.empty() && counts.size() != wire::packet_count(total, stride))) {
+    return false;
   }
-  return message.tracker->total_floats() == total &&
-         message.tracker->floats_in(0) == std::min<std::uint32_t>(stride, total);
+  return message.receiver->accept_shape(total, stride);
 }
 
 std::span<float> Engine::placement(IncomingMessage& message, const wire::DataHeader& header) {
-  if (!ensure_tracker(message, header.total_floats, header.stride_floats)) {
+  if (!accept_shape(message, header.total_floats, header.stride_floats)) {
     rejects_.add(wire::RejectReason::kMismatchedMessage);
     return {};
   }
-  if (message.tracker->received(header.seq)) {
+  if (message.receiver->has_packet(header.seq)) {
     rejects_.add(wire::RejectReason::kDuplicate);
     return {};
   }
@@ -311,18 +273,13 @@ std::span<float> Engine::placement(IncomingMessage& message, const wire::DataHea
 }
 
 void Engine::commit(IncomingMessage& message, const wire::DataHeader& header, TimePoint now) {
-  message.tracker->mark_received(header.seq);
-  if (message.options.budget_group != 0) {
-    groups_[message.options.budget_group].missing -= message.tracker->floats_in(header.seq);
-  }
+  const std::uint32_t floats = message.receiver->on_packet(header.seq, now);
+  if (message.options.budget_group != 0) groups_.on_received(message.options.budget_group, floats);
   if (!message.options.packet_contributions.empty()) {
     message.options.packet_contributions[header.seq] = header.contributions;
   }
   ++message.stats.packets_received;
   message.stats.priority_class = header.priority_class;
-  message.timing.on_sender_seen(now);
-  message.last_packet = now;
-  message.mid_round = true;
   maybe_settle(message, now);
 }
 
@@ -365,7 +322,7 @@ void Engine::on_flow_start(PeerState& peer, const wire::FlowStart& flow, TimePoi
 }
 
 void Engine::apply_flow(IncomingMessage& message, const wire::FlowStart& flow, TimePoint now) {
-  if (!ensure_tracker(message, flow.total_floats, flow.stride_floats)) {
+  if (!accept_shape(message, flow.total_floats, flow.stride_floats)) {
     fail_incoming(message, ErrorCode::kProtocol,
                   describe_peer(message.key.peer) + " sends " + std::to_string(flow.total_floats) +
                       " floats as message " + std::to_string(message.key.id) + " but " +
@@ -373,15 +330,11 @@ void Engine::apply_flow(IncomingMessage& message, const wire::FlowStart& flow, T
                   true);
     return;
   }
-  message.flow_seen = true;
-  message.timing.on_sender_seen(now);
-  message.tracker->set_flow(flow.protected_bitmap,
-                            std::min(flow.loss_budget_ppm, message.budget_ppm));
+  const std::uint64_t allowed =
+      message.receiver->on_flow(flow.protected_bitmap, flow.loss_budget_ppm, now);
   if (message.options.budget_group != 0) {
-    BudgetGroup& group = groups_[message.options.budget_group];
-    group.allowed -= message.group_allowed;
-    message.group_allowed = message.tracker->allowed_missing_floats();
-    group.allowed += message.group_allowed;
+    groups_.on_allowed(message.options.budget_group, message.group_allowed, allowed);
+    message.group_allowed = allowed;
   }
   message.stats.priority_class = flow.priority_class;
   maybe_settle(message, now);
@@ -403,96 +356,70 @@ void Engine::on_round_finished(PeerState& peer, const wire::RoundFinished& finis
     return;
   }
   IncomingMessage& message = *it->second;
-  if (finished.round == 0) message.timing.on_first_round_end(now);
-  message.mid_round = false;
-  message.report_pending = true;
-  message.report_round = finished.round;
-  // Packets sent just before the round ended may still be queued behind the control message
-  // (control has priority on the wire); the report waits for a quiet period.
-  message.last_packet = std::max(message.last_packet, now);
+  message.receiver->on_round_finished(finished.round, now);
+  timers_.schedule(*message.receiver->report_due(options_.quiet_before_report),
+                   {key, MessageTimer::Kind::kReport});
 }
 
-void Engine::send_missing_report(IncomingMessage& message) {
-  message.report_pending = false;
-  if (!message.tracker) return;
+void Engine::send_missing_report(IncomingMessage& message, TimePoint now) {
   PeerState& peer = peers_[static_cast<std::size_t>(message.key.peer)];
-  // Ask for a little more than the deficit when the path is losing packets, so one
-  // retransmission round usually suffices.
-  const double loss = peer.rate ? peer.rate->last_loss() : 0.0;
-  wire::MissingRanges report;
-  report.message_id = message.key.id;
-  report.round = message.report_round;
-  report.ranges =
-      message.tracker->retransmit_request(std::min(0.5, 2 * loss), group_slack(message));
-  if (report.ranges.empty()) return;
-  ++message.stats.rounds;
-  peer.control.send(report);
+  // The path's loss (of what this host sends the peer) sets the margin against losing the
+  // retransmission too, so one round usually suffices.
+  const double loss = peer.pacing ? peer.pacing->last_loss() : 0.0;
+  std::uint64_t slack = 0;
+  if (const auto* tracker = message.receiver->tracker();
+      tracker && message.options.budget_group != 0) {
+    slack = groups_.slack(message.options.budget_group, tracker->missing_floats(),
+                          message.group_allowed);
+  }
+  const auto request =
+      message.receiver->take_report(now, options_.quiet_before_report, loss, slack);
+  if (!request) return;
+  message.stats.rounds = message.receiver->recovery_rounds();
+  peer.control.send(wire::MissingRanges{message.key.id, request->round, request->ranges});
 }
 
 void Engine::maybe_settle(IncomingMessage& message, TimePoint now) {
-  const Settlement settlement = message.tracker->settlement();
   const std::uint64_t group = message.options.budget_group;
-  if (settlement == Settlement::kComplete || (settlement != Settlement::kOpen && group == 0)) {
-    settle(message, settlement, false, now);
+  if (message.receiver->settles_alone(group != 0)) {
+    settle(message, message.receiver->settlement(), false, now);
   }
-  // A group member settles incomplete only on the group's budget, so that members which could
-  // arrive whole do not spend the slack a late one needs. Every arrival changes the group's sum,
-  // which may release any of its open members.
+  // Every arrival changes the group's sum, which may release any of its open members.
   if (group != 0) settle_group(group, now);
 }
 
 void Engine::settle_group(std::uint64_t id, TimePoint now) {
-  const auto it = groups_.find(id);
-  if (it == groups_.end()) return;
-  const BudgetGroup& group = it->second;
-  if (group.posted < group.size || group.missing > group.allowed) return;
+  if (!groups_.within_budget(id)) return;
+  // Settling ends members (and, with the last, the group): the list is taken first.
   std::vector<IncomingMessage*> ready;
-  for (const MessageKey& key : group.open) {
+  for (const MessageKey& key : groups_.open_members(id)) {
     IncomingMessage& member = *incoming_.at(key);
-    const auto& tracker = member.tracker;
-    if (tracker && tracker->has_flow() && tracker->protected_missing() == 0) {
-      ready.push_back(&member);
-    }
+    if (member.receiver->may_settle_with_group()) ready.push_back(&member);
   }
-  // Settling erases members (and, with the last, the group): the list is taken first.
   for (IncomingMessage* member : ready) {
-    const Settlement own = member->tracker->settlement();
-    settle(*member, own == Settlement::kComplete ? own : Settlement::kBoundReached,
-           own == Settlement::kOpen, now);
+    const protocol::Settlement own = member->receiver->settlement();
+    settle(*member,
+           own == protocol::Settlement::kComplete ? own : protocol::Settlement::kBoundReached,
+           own == protocol::Settlement::kOpen, now);
   }
 }
 
-std::uint64_t Engine::group_slack(const IncomingMessage& message) const {
-  const std::uint64_t id = message.options.budget_group;
-  if (id == 0) return 0;
-  const auto it = groups_.find(id);
-  if (it == groups_.end() || it->second.posted < it->second.size) return 0;
-  // What the other members leave unspent: the group's allowed less missing, without this one's.
-  const BudgetGroup& group = it->second;
-  const std::uint64_t own_missing = message.tracker->missing_floats();
-  const std::uint64_t others_allowed = group.allowed - message.group_allowed;
-  const std::uint64_t others_missing = group.missing - own_missing;
-  return others_allowed > others_missing ? others_allowed - others_missing : 0;
+void Engine::end_incoming(IncomingMessage& message) {
+  const MessageKey key = message.key;
+  if (message.options.budget_group != 0) groups_.leave(message.options.budget_group, key);
+  remember_settled(key, message.receiver->flow_seen());
+  incoming_.erase(key);
 }
 
-void Engine::leave_group(const IncomingMessage& message) {
-  const std::uint64_t id = message.options.budget_group;
-  if (id == 0) return;
-  const auto it = groups_.find(id);
-  if (it == groups_.end()) return;
-  BudgetGroup& group = it->second;
-  std::erase(group.open, message.key);
-  if (++group.ended == group.size) groups_.erase(it);
-}
-
-void Engine::settle(IncomingMessage& message, Settlement settlement, bool by_group, TimePoint now) {
-  const ReceiveTracker& tracker = *message.tracker;
+void Engine::settle(IncomingMessage& message, protocol::Settlement settlement, bool by_group,
+                    TimePoint now) {
+  const protocol::ReceiveTracker& tracker = *message.receiver->tracker();
   const MessageKey key = message.key;
   PeerState& peer = peers_[static_cast<std::size_t>(key.peer)];
   wire::Stop stop;
   stop.message_id = key.id;
-  stop.reason = settlement == Settlement::kComplete ? wire::StopReason::kComplete
-                                                    : wire::StopReason::kBoundReached;
+  stop.reason = settlement == protocol::Settlement::kComplete ? wire::StopReason::kComplete
+                                                              : wire::StopReason::kBoundReached;
   stop.packets_received = tracker.received_count();
   stop.packets_missing = tracker.packet_count() - tracker.received_count();
   peer.control.send(stop);
@@ -506,25 +433,24 @@ void Engine::settle(IncomingMessage& message, Settlement settlement, bool by_gro
   result.stats.packets_missing = stop.packets_missing;
   result.stats.protected_missing = tracker.protected_missing();
   result.stats.entries_missing = tracker.missing_floats();
-  result.stats.completion =
-      settlement == Settlement::kComplete ? Completion::kComplete : Completion::kBoundReached;
+  result.stats.completion = settlement == protocol::Settlement::kComplete
+                                ? Completion::kComplete
+                                : Completion::kBoundReached;
   result.stats.seconds = to_seconds(now - message.posted);
-  const SettlePhases phases = message.timing.at_settlement(now, message.stats.rounds);
+  const protocol::SettlePhases phases = message.receiver->phases_at(now);
   result.stats.first_round_seconds = phases.first_round_seconds;
   result.stats.recovery_seconds = phases.recovery_seconds;
   // Only a message settled with entries missing had its tail cut: a complete one simply arrived
   // before the sender's RoundFinished did.
   result.stats.settled_before_round_end =
-      phases.before_round_end && settlement == Settlement::kBoundReached;
+      phases.before_round_end && settlement == protocol::Settlement::kBoundReached;
   result.stats.settled_by_group = by_group;
   count_settlement(result.stats);
   for (const auto& range : tracker.missing_entries()) {
     result.missing.push_back({range.first, range.count});
   }
   message.promise.set_value(std::move(result));
-  leave_group(message);
-  remember_settled(key, message.flow_seen);
-  incoming_.erase(key);
+  end_incoming(message);
 }
 
 void Engine::count_settlement(const MessageStats& stats) {
@@ -547,50 +473,15 @@ void Engine::fail_incoming(IncomingMessage& message, ErrorCode code, const std::
     stop.message_id = key.id;
     stop.reason =
         code == ErrorCode::kDeadline ? wire::StopReason::kDeadline : wire::StopReason::kAborted;
-    if (message.tracker) {
-      stop.packets_received = message.tracker->received_count();
-      stop.packets_missing = message.tracker->packet_count() - message.tracker->received_count();
+    if (const auto* tracker = message.receiver->tracker()) {
+      stop.packets_received = tracker->received_count();
+      stop.packets_missing = tracker->packet_count() - tracker->received_count();
     }
     peer.control.send(stop);
   }
   if (code == ErrorCode::kDeadline) ++stats_.receive_deadlines;
   message.promise.set_exception(std::make_exception_ptr(Error(code, key.peer, why)));
-  leave_group(message);
-  remember_settled(key, message.flow_seen);
-  incoming_.erase(key);
-}
-
-void Engine::remember_settled(const MessageKey& key, bool flow_seen) {
-  const std::uint64_t generation = next_settled_generation_++;
-  settled_[key] = {flow_seen, generation};
-  settled_order_.emplace_back(key, generation);
-  while (settled_order_.size() > kSettledMemory) {
-    const auto& [old_key, old_generation] = settled_order_.front();
-    auto it = settled_.find(old_key);
-    if (it != settled_.end() && it->second.generation == old_generation) settled_.erase(it);
-    settled_order_.pop_front();
-  }
-}
-
-EarlyArrivals& Engine::early_entry(const MessageKey& key, TimePoint now) {
-  auto [it, inserted] = early_.try_emplace(key);
-  if (inserted) it->second.first_arrival = now;
-  return it->second;
-}
-
-void Engine::expire_early_arrivals(TimePoint now) {
-  // Arrivals for a receive that is never posted (a sender that gave up, a peer that died, forged
-  // packets with the right token) must not hold backlog space forever.
-  for (auto it = early_.begin(); it != early_.end();) {
-    const bool peer_lost = !peers_[static_cast<std::size_t>(it->first.peer)].failure.empty();
-    if (peer_lost || now - it->second.first_arrival > options_.early_arrival_ttl) {
-      early_bytes_ -= it->second.bytes;
-      early_flow_bytes_ -= it->second.flow_bytes();
-      it = early_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  end_incoming(message);
 }
 
 }  // namespace dlcp::transport

@@ -77,22 +77,15 @@ std::future<MessageResult> Engine::send(int peer, std::uint64_t message_id,
   message->shared_band =
       options_.rate.shared_band_pacing && shared_band_dscps_[message->protected_tos >> 2];
   message->budget_ppm = policy::budget_ppm(options.loss_budget);
-  message->stride = packet_floats;
-  message->packet_count = packets;
   // A reliable message protects everything, in sequence order, without ranking.
-  if (message->budget_ppm == 0) {
-    message->protected_flags.assign(message->packet_count, 1);
-    message->pending.resize(message->packet_count);
-    for (std::uint32_t i = 0; i < message->packet_count; ++i) message->pending[i] = i;
-  } else {
-    policy::PacketRanking ranking = policy::rank_packets(
-        values.data(), values.size(), packet_floats, options_.policy.protected_share);
-    message->protected_flags = std::move(ranking.protected_flags);
-    message->pending = std::move(ranking.send_order);
+  policy::PacketRanking ranking;
+  if (message->budget_ppm != 0) {
+    ranking = policy::rank_packets(values.data(), values.size(), packet_floats,
+                                   options_.policy.protected_share);
   }
-  message->protected_count = static_cast<std::uint32_t>(
-      std::count(message->protected_flags.begin(), message->protected_flags.end(), 1));
-  message->stats.packets = message->packet_count;
+  message->sender.emplace(static_cast<std::uint32_t>(values.size()), packet_floats,
+                          std::move(ranking));
+  message->stats.packets = packets;
   message->stats.priority_class = static_cast<std::uint32_t>(message->priority_class);
   message->posted = SteadyClock::now();
   message->deadline = message->posted + options.deadline;
@@ -127,21 +120,9 @@ void Engine::start_send(std::unique_ptr<OutgoingMessage> message, TimePoint /*no
                                           describe_peer(peer.rank) + " is already in flight")));
     return;
   }
-  wire::FlowStart flow;
-  flow.message_id = message->key.id;
-  flow.total_floats = static_cast<std::uint32_t>(message->values.size());
-  flow.stride_floats = message->stride;
-  flow.priority_class = static_cast<std::uint8_t>(message->priority_class);
-  flow.loss_budget_ppm = message->budget_ppm;
-  flow.packet_count = message->packet_count;
-  flow.protected_count = message->protected_count;
-  flow.protected_bitmap.assign((message->packet_count + 7) / 8, 0);
-  for (std::uint32_t i = 0; i < message->packet_count; ++i) {
-    if (message->protected_flags[i])
-      flow.protected_bitmap[i / 8] |= static_cast<std::uint8_t>(1u << (i % 8));
-  }
-  peer.control.send(flow);
-
+  peer.control.send(message->sender->flow_start(
+      message->key.id, static_cast<std::uint8_t>(message->priority_class), message->budget_ppm));
+  timers_.schedule(message->deadline, {message->key, MessageTimer::Kind::kSendDeadline});
   message->order = next_order_++;
   OutgoingMessage& ref = *message;
   outgoing_.emplace(message->key, std::move(message));
@@ -187,9 +168,7 @@ void Engine::send_step(TimePoint now) {
 
 std::uint64_t Engine::pacing_budget(const OutgoingMessage& message, TimePoint now) {
   PeerState& peer = peers_[static_cast<std::size_t>(message.key.peer)];
-  std::uint64_t budget = peer.pacer->available(now);
-  if (message.shared_band) budget = std::min(budget, peer.shared_band_pacer->available(now));
-  return budget;
+  return peer.pacing->available(message.shared_band, now);
 }
 
 std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
@@ -198,22 +177,23 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
       std::max<std::uint64_t>(pacing_budget(message, now), peer.datagram_bytes);
   const std::size_t batch = static_cast<std::size_t>(options_.batch);
   // Packets of one GSO send share a path and a TOS, and all but the last are full-sized.
+  protocol::MessageSender& sender = *message.sender;
   const std::size_t datagram_bytes =
-      wire::kDataHeaderBytes + std::size_t{message.stride} * wire::kFloatBytes + trailer_bytes_;
+      wire::kDataHeaderBytes + std::size_t{sender.stride()} * wire::kFloatBytes + trailer_bytes_;
   const std::size_t max_segments =
       std::min<std::size_t>(kMaxGsoSegments, kMaxGsoBytes / datagram_bytes);
 
   // Take the burst's packets in round order, within the pacer's budget.
   burst_.clear();
   std::uint64_t bytes = 0;
-  while (burst_.size() < batch && message.next < message.pending.size() &&
-         bytes + peer.datagram_bytes <= budget) {
-    const std::uint32_t seq = message.pending[message.next++];
+  while (burst_.size() < batch && sender.has_next() && bytes + peer.datagram_bytes <= budget) {
+    const std::uint32_t seq = sender.take_next();
     burst_.push_back(seq);
     bytes += wire::kDataHeaderBytes + trailer_bytes_ +
-             std::uint64_t{wire::kFloatBytes} * message.floats_in(seq);
+             std::uint64_t{wire::kFloatBytes} * sender.floats_in(seq);
   }
-  const bool round_done = message.next >= message.pending.size();
+  const bool round_done = !sender.has_next();
+  const std::uint16_t round = sender.round();
 
   wire::DataHeader header;
   header.job_token = options_.job_token;
@@ -221,10 +201,10 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
   header.dst_rank = static_cast<std::uint16_t>(peer.rank);
   header.message_id = message.key.id;
   header.total_floats = static_cast<std::uint32_t>(message.values.size());
-  header.stride_floats = message.stride;
+  header.stride_floats = sender.stride();
   header.contributions = message.options.contributions;
   header.priority_class = static_cast<std::uint8_t>(message.priority_class);
-  header.round = static_cast<std::uint8_t>(std::min<std::uint16_t>(message.round, 255));
+  header.round = static_cast<std::uint8_t>(std::min<std::uint16_t>(round, 255));
 
   for (auto& list : per_socket_) list.clear();
   for (auto& list : per_socket_groups_) list.clear();
@@ -236,13 +216,11 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
     std::size_t end = first;
     for (; end < burst_.size(); ++end) {
       const std::uint32_t seq = burst_[end];
-      const bool is_protected = message.protected_flags[seq] != 0;
-      // A retransmission was asked for because the receiver needs it to settle: whatever its
-      // precedence in the first round, it must not be dropped first now.
+      const bool is_protected = sender.is_protected(seq);
       const std::uint8_t tos =
-          is_protected || message.round > 0 ? message.protected_tos : message.drop_eligible_tos;
+          sender.sends_protected(seq) ? message.protected_tos : message.drop_eligible_tos;
       if (end > first) {
-        const bool previous_full = message.floats_in(burst_[end - 1]) == message.stride;
+        const bool previous_full = sender.floats_in(burst_[end - 1]) == sender.stride();
         if (!gso || end - first >= max_segments || tos != group_tos || !previous_full) break;
       }
       group_tos = tos;
@@ -256,7 +234,7 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
       header.flags = static_cast<std::uint8_t>(
           (is_protected ? wire::data_flags::kProtected : 0) |
           (round_done && end + 1 == burst_.size() ? wire::data_flags::kLastOfRound : 0) |
-          (message.round > 0 ? wire::data_flags::kRetransmission : 0) |
+          (round > 0 ? wire::data_flags::kRetransmission : 0) |
           (peer.mac_send ? wire::data_flags::kAuthenticated : 0));
       const std::span<std::byte> slot(&header_scratch_[end * wire::kDataHeaderBytes],
                                       wire::kDataHeaderBytes);
@@ -298,25 +276,24 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
         } else {
           // Refused by the kernel (full buffer, or GSO unavailable): again later this round. Its
           // pair_seq is spent, so the receiver counts it lost: this sender outran its own NIC.
-          message.pending.push_back(burst_[k]);
+          sender.give_back(burst_[k]);
         }
       }
       if (i < sent) {
         // Only what the kernel took counts towards the path's loss estimate.
         peer.path_sent[path] += count;
         message.stats.packets_sent += count;
-        if (message.round > 0) message.stats.packets_retransmitted += count;
+        if (round > 0) message.stats.packets_retransmitted += count;
         stats_.datagrams_sent += count;
       }
     }
   }
   stats_.bytes_sent += sent_bytes;
-  peer.pacer->consume(sent_bytes, now);
-  if (message.shared_band) peer.shared_band_pacer->consume(sent_bytes, now);
-  if (message.next >= message.pending.size()) {
+  peer.pacing->consume(sent_bytes, message.shared_band, now);
+  if (!sender.has_next()) {
     dequeue(message);
-    peer.control.send(wire::RoundFinished{message.key.id, message.round,
-                                          static_cast<std::uint32_t>(message.pending.size())});
+    peer.control.send(wire::RoundFinished{message.key.id, round,
+                                          static_cast<std::uint32_t>(sender.round_size())});
   }
   return sent_bytes;
 }
@@ -325,25 +302,17 @@ void Engine::on_missing_ranges(PeerState& peer, const wire::MissingRanges& missi
   auto it = outgoing_.find({peer.rank, missing.message_id});
   if (it == outgoing_.end()) return;  // already settled; a late report
   OutgoingMessage& message = *it->second;
-  std::vector<std::uint32_t> first;
-  std::vector<std::uint32_t> rest;
-  for (const auto& range : missing.ranges) {
-    if (std::uint64_t{range.first} + range.count > message.packet_count) {
+  switch (message.sender->on_missing_ranges(missing.round, missing.ranges)) {
+    case protocol::MessageSender::ReportEffect::kInvalid:
       rejects_.add(wire::RejectReason::kBadControlField);
       return;
-    }
-    for (std::uint32_t seq = range.first; seq < range.first + range.count; ++seq) {
-      (message.protected_flags[seq] ? first : rest).push_back(seq);
-    }
+    case protocol::MessageSender::ReportEffect::kIgnored:
+      return;
+    case protocol::MessageSender::ReportEffect::kNewRound:
+      message.stats.rounds = message.sender->round();
+      enqueue(message);
+      return;
   }
-  if (first.empty() && rest.empty()) return;
-  // Protected packets are retransmitted first.
-  first.insert(first.end(), rest.begin(), rest.end());
-  message.pending = std::move(first);
-  message.next = 0;
-  ++message.round;
-  message.stats.rounds = message.round;
-  enqueue(message);
 }
 
 void Engine::on_stop(PeerState& peer, const wire::Stop& stop, TimePoint now) {
@@ -372,25 +341,15 @@ void Engine::on_stop(PeerState& peer, const wire::Stop& stop, TimePoint now) {
 }
 
 void Engine::on_rate_feedback(PeerState& peer, const wire::RateFeedback& feedback, TimePoint now) {
-  Feedback report;
-  report.interval = std::chrono::microseconds(feedback.interval_us);
-  report.received_bytes = feedback.received_bytes;
-  report.received_packets = feedback.received_packets;
-  report.lost_packets = feedback.lost_packets_estimate;
-  report.ce_marked = feedback.ce_marked_packets;
-  if (peer.shared_band_rate) {
-    const BandReports reports = split_by_band(report, feedback.ce_marked_shared_band);
-    report = reports.peer;
-    // The offer caps the peer's pacer, which these packets pass too.
-    apply_rate(*peer.shared_band_pacer,
-               paced_rate(peer.shared_band_rate->on_feedback(reports.shared_band), 0.0,
-                          options_.rate.min_rate),
-               peer.datagram_bytes, options_.feedback_interval, now);
-  }
-  const double rate = peer.rate->on_feedback(report);
-  apply_rate(*peer.pacer,
-             paced_rate(rate, static_cast<double>(feedback.offered_rate), options_.rate.min_rate),
-             peer.datagram_bytes, options_.feedback_interval, now);
+  protocol::RateReport report;
+  report.feedback.interval = std::chrono::microseconds(feedback.interval_us);
+  report.feedback.received_bytes = feedback.received_bytes;
+  report.feedback.received_packets = feedback.received_packets;
+  report.feedback.lost_packets = feedback.lost_packets_estimate;
+  report.feedback.ce_marked = feedback.ce_marked_packets;
+  report.shared_band_marks = feedback.ce_marked_shared_band;
+  report.offered_rate = static_cast<double>(feedback.offered_rate);
+  peer.pacing->on_report(report, now);
   if (feedback.path_received.size() == peer.path_sent.size()) {
     std::vector<std::uint64_t> received(feedback.path_received.begin(),
                                         feedback.path_received.end());

@@ -60,7 +60,7 @@ struct DataHeader {
   std::uint8_t priority_class = 0;
   std::uint8_t round = 0;
   // The sender's count of data packets to this receiver (first rounds and retransmissions of all
-  // messages), modulo 2^16: the receiver's loss estimate (transport/delivery_meter.hpp).
+  // messages), modulo 2^16: the receiver's loss estimate (protocol/delivery_meter.hpp).
   std::uint16_t pair_seq = 0;
 
   bool is_protected() const { return (flags & data_flags::kProtected) != 0; }

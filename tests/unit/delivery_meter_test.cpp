@@ -1,11 +1,11 @@
-#include "transport/delivery_meter.hpp"
+#include "protocol/delivery_meter.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <initializer_list>
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 namespace {
 
 using std::chrono::microseconds;
@@ -143,4 +143,4 @@ TEST(PacketsLost, IsNumberedLessArrivedNeverBelowZero) {
 }
 
 }  // namespace
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

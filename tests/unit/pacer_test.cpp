@@ -1,4 +1,4 @@
-#include "transport/pacer.hpp"
+#include "protocol/pacer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 namespace {
 
 using std::chrono::microseconds;
@@ -210,4 +210,4 @@ TEST(Pacer, RejectsBadArguments) {
 }
 
 }  // namespace
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

@@ -1,4 +1,4 @@
-#include "transport/path_selector.hpp"
+#include "protocol/path_selector.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 namespace {
 
 std::vector<int> counts(PathSelector& selector, int picks) {
@@ -152,4 +152,4 @@ TEST(PathSelector, RejectsBadArguments) {
 }
 
 }  // namespace
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

@@ -1,4 +1,4 @@
-#include "transport/rate_controller.hpp"
+#include "protocol/rate_controller.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 namespace {
 
 using std::chrono::milliseconds;
@@ -466,4 +466,4 @@ TEST(RateControlOptions, RejectsBadValuesNamingTheField) {
 }
 
 }  // namespace
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

@@ -1,4 +1,4 @@
-#include "transport/receive_tracker.hpp"
+#include "protocol/receive_tracker.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 namespace {
 
 using wire::SeqRange;
@@ -424,4 +424,4 @@ TEST(ReceiveTracker, PropertyRandomDropPatterns) {
 }
 
 }  // namespace
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

@@ -1,10 +1,10 @@
-#include "transport/settle_timing.hpp"
+#include "protocol/settle_timing.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 namespace {
 
 using std::chrono::milliseconds;
@@ -54,4 +54,4 @@ TEST(SettleTiming, NoSignOfTheSenderCountsFromThePosting) {
 }
 
 }  // namespace
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

@@ -1,10 +1,10 @@
-#include "transport/path_selector.hpp"
+#include "protocol/path_selector.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 namespace {
 
 std::size_t check_paths(std::size_t paths, const PathSelectorConfig& config) {
@@ -66,4 +66,4 @@ void PathSelector::on_path_report(std::span<const std::uint64_t> sent,
   }
 }
 
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

@@ -1,4 +1,4 @@
-#include "transport/rate_controller.hpp"
+#include "protocol/rate_controller.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -48,7 +48,7 @@ void RateControlOptions::validate() const {
 
 }  // namespace dlcp
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 namespace {
 constexpr double kMaxLossCut = 0.5;  // a loss report keeps at least this share of the rate
 }  // namespace
@@ -160,4 +160,4 @@ double paced_rate(double controller_rate, double offered_rate, double min_rate) 
   return std::max(min_rate, std::min(controller_rate, offered_rate));
 }
 
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

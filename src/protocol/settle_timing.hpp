@@ -8,7 +8,7 @@
 
 #include "common/time.hpp"
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 
 struct SettlePhases {
   double first_round_seconds = 0;
@@ -38,4 +38,4 @@ class SettleTiming {
   bool has_round_end_ = false;
 };
 
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

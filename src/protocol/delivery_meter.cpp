@@ -1,10 +1,10 @@
-#include "transport/delivery_meter.hpp"
+#include "protocol/delivery_meter.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <limits>
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 namespace {
 
 std::uint32_t saturate(std::uint64_t value) {
@@ -56,4 +56,4 @@ wire::RateFeedback DeliveryMeter::take(TimePoint now) {
   return feedback;
 }
 
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

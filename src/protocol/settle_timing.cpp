@@ -1,8 +1,8 @@
-#include "transport/settle_timing.hpp"
+#include "protocol/settle_timing.hpp"
 
 #include <algorithm>
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 
 void SettleTiming::on_sender_seen(TimePoint now) {
   if (has_seen_) return;
@@ -31,4 +31,4 @@ SettlePhases SettleTiming::at_settlement(TimePoint now, std::uint32_t recovery_r
   return phases;
 }
 
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

@@ -30,7 +30,7 @@
 #include "common/time.hpp"
 #include "dlcp/options.hpp"
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 
 using RateControlConfig = dlcp::RateControlOptions;
 
@@ -111,4 +111,4 @@ BandReports split_by_band(const Feedback& report, std::uint64_t shared_band_mark
 // rate, so that the sender speeds up at once when the receiver's other senders go quiet.
 double paced_rate(double controller_rate, double offered_rate, double min_rate);
 
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

@@ -1,4 +1,4 @@
-#include "transport/pacer.hpp"
+#include "protocol/pacer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 namespace {
 
 void check_rate(double rate_bytes_per_s) {
@@ -114,4 +114,4 @@ void apply_rate(Pacer& pacer, double rate_bytes_per_s, std::uint64_t datagram_by
   if (cut) pacer.drain(now);
 }
 
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

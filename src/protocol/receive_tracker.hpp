@@ -13,7 +13,7 @@
 
 #include "wire/control.hpp"
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 
 // A half-open range of entries [first, first + count) in floats.
 struct EntryRange {
@@ -79,4 +79,4 @@ class ReceiveTracker {
   bool has_flow_ = false;
 };
 
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

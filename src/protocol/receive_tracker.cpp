@@ -1,4 +1,4 @@
-#include "transport/receive_tracker.hpp"
+#include "protocol/receive_tracker.hpp"
 
 #include "wire/data_header.hpp"
 
@@ -9,7 +9,7 @@
 
 #include "policy/policy.hpp"
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 namespace {
 
 std::uint32_t count_packets(std::uint32_t total_floats, std::uint16_t stride_floats) {
@@ -172,4 +172,4 @@ std::vector<EntryRange> ReceiveTracker::missing_entries() const {
   return entries;
 }
 
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

@@ -5,7 +5,7 @@
 
 #include "common/time.hpp"
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 
 class Pacer {
  public:
@@ -56,4 +56,4 @@ std::uint64_t burst_for_rate(double rate_bytes_per_s, std::uint64_t datagram_byt
 void apply_rate(Pacer& pacer, double rate_bytes_per_s, std::uint64_t datagram_bytes,
                 Duration feedback_interval, TimePoint now);
 
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

@@ -22,7 +22,7 @@
 #include "common/time.hpp"
 #include "wire/control.hpp"
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 
 // The loss in one report: the packets the peer numbered in the interval less those that arrived,
 // never below zero (a late packet counted lost in an earlier report arrives in this one).
@@ -66,4 +66,4 @@ class DeliveryMeter {
   std::vector<std::uint32_t> path_packets_;
 };
 
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol

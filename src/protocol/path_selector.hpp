@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-namespace dlcp::transport {
+namespace dlcp::protocol {
 
 struct PathSelectorConfig {
   double margin = 0.02;      // loss above the best path that is still treated as healthy
@@ -40,4 +40,4 @@ class PathSelector {
   std::vector<double> current_;
 };
 
-}  // namespace dlcp::transport
+}  // namespace dlcp::protocol
