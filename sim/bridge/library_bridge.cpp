@@ -1,14 +1,15 @@
 // Compiled as C++20 (the library's headers need it) and without any ns-3 header: forwards the
-// simulator's calls to the library's own policy, rate-control, pacing and block-layout code.
+// simulator's calls to the library's own policy, protocol core and block-layout code.
 #include <chrono>
 
 #include "../src/library.hpp"
 #include "collectives/block_layout.hpp"
 #include "policy/policy.hpp"
+#include "protocol/delivery_meter.hpp"
+#include "protocol/message_receiver.hpp"
+#include "protocol/message_sender.hpp"
+#include "protocol/peer_pacing.hpp"
 #include "switch/switch_plan.hpp"
-#include "transport/delivery_meter.hpp"
-#include "transport/pacer.hpp"
-#include "transport/rate_controller.hpp"
 
 namespace dlcp::sim::library {
 
@@ -95,36 +96,25 @@ bool is_ce_marked(std::uint8_t tos) {
 }
 
 double offered_share(double receive_rate, std::size_t active_senders) {
-  return dlcp::transport::offered_share(receive_rate, active_senders);
-}
-
-double paced_rate(double controller_rate, double offered_rate, double min_rate) {
-  return dlcp::transport::paced_rate(controller_rate, offered_rate, min_rate);
-}
-
-BandMarks split_marks(std::uint64_t ce_marked, std::uint64_t shared_band_marks) {
-  dlcp::transport::Feedback report;
-  report.ce_marked = ce_marked;
-  const auto reports = dlcp::transport::split_by_band(report, shared_band_marks);
-  return {reports.peer.ce_marked, reports.shared_band.ce_marked};
+  return dlcp::protocol::offered_share(receive_rate, active_senders);
 }
 
 std::int64_t sending_window_ns(std::int64_t feedback_interval_ns, double receive_rate,
                                std::size_t counted_senders, std::uint64_t datagram_bytes) {
-  return dlcp::transport::sending_window(dlcp::Duration(feedback_interval_ns), receive_rate,
-                                         counted_senders, datagram_bytes)
+  return dlcp::protocol::sending_window(dlcp::Duration(feedback_interval_ns), receive_rate,
+                                        counted_senders, datagram_bytes)
       .count();
 }
 
 bool counts_as_sender(std::int64_t since_last_packet_ns, bool mid_round,
                       std::int64_t feedback_interval_ns, std::int64_t sending_window_ns) {
-  return dlcp::transport::counts_as_sender(dlcp::Duration(since_last_packet_ns), mid_round,
-                                           dlcp::Duration(feedback_interval_ns),
-                                           dlcp::Duration(sending_window_ns));
+  return dlcp::protocol::counts_as_sender(dlcp::Duration(since_last_packet_ns), mid_round,
+                                          dlcp::Duration(feedback_interval_ns),
+                                          dlcp::Duration(sending_window_ns));
 }
 
 std::uint64_t packets_lost(std::uint64_t numbered, std::uint64_t arrived) {
-  return dlcp::transport::packets_lost(numbered, arrived);
+  return dlcp::protocol::packets_lost(numbered, arrived);
 }
 
 FloatRange aligned_part(std::size_t total, std::size_t parts, std::size_t block,
@@ -137,80 +127,149 @@ std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t
   return dlcp::policy::allowed_missing_entries(total_entries, loss_budget_ppm);
 }
 
-struct RateController::State {
-  dlcp::transport::RateController controller;
-};
-
-namespace {
-dlcp::RateControlOptions rates(double initial_rate, double min_rate, double max_rate) {
-  dlcp::RateControlOptions options;
-  options.initial_rate = initial_rate;
-  options.min_rate = min_rate;
-  options.max_rate = max_rate;
-  return options;
-}
-}  // namespace
-
-RateController::RateController(double initial_rate, double min_rate, double max_rate)
-    : state_(std::make_unique<State>(
-          State{dlcp::transport::RateController(rates(initial_rate, min_rate, max_rate))})) {}
-RateController::RateController(RateController&&) noexcept = default;
-RateController::~RateController() = default;
-
-double RateController::on_feedback(std::int64_t interval_ns, std::uint64_t received_bytes,
-                                   std::uint64_t received_packets, std::uint64_t lost_packets,
-                                   std::uint64_t ce_marked) {
-  dlcp::transport::Feedback feedback;
-  feedback.interval = std::chrono::nanoseconds(interval_ns);
-  feedback.received_bytes = received_bytes;
-  feedback.received_packets = received_packets;
-  feedback.lost_packets = lost_packets;
-  feedback.ce_marked = ce_marked;
-  return state_->controller.on_feedback(feedback);
-}
-
-double RateController::rate() const {
-  return state_->controller.rate();
-}
-
 namespace {
 dlcp::TimePoint at(std::int64_t now_ns) {
   return dlcp::TimePoint(std::chrono::nanoseconds(now_ns));
 }
 }  // namespace
 
-struct Pacer::State {
-  dlcp::transport::Pacer pacer;
-  std::uint64_t datagram_bytes;
-  dlcp::Duration feedback_interval;
+struct MessageSender::State {
+  dlcp::protocol::MessageSender sender;
 };
 
-Pacer::Pacer(double rate, std::uint64_t datagram_bytes, std::int64_t feedback_interval_ns,
-             std::int64_t now_ns)
-    : state_(std::make_unique<State>(State{
-          dlcp::transport::Pacer(rate,
-                                 dlcp::transport::burst_for_rate(
-                                     rate, datagram_bytes, dlcp::Duration(feedback_interval_ns)),
-                                 at(now_ns)),
-          datagram_bytes, dlcp::Duration(feedback_interval_ns)})) {}
-Pacer::Pacer(Pacer&&) noexcept = default;
-Pacer::~Pacer() = default;
+MessageSender::MessageSender(std::uint32_t total_floats, std::uint32_t stride_floats,
+                             std::vector<std::uint8_t> protected_flags) {
+  dlcp::policy::PacketRanking ranking;
+  ranking.send_order = dlcp::policy::first_round_order(protected_flags);
+  ranking.protected_flags = std::move(protected_flags);
+  state_ = std::make_unique<State>(State{dlcp::protocol::MessageSender(
+      total_floats, static_cast<std::uint16_t>(stride_floats), std::move(ranking))});
+}
+MessageSender::MessageSender(MessageSender&&) noexcept = default;
+MessageSender::~MessageSender() = default;
 
-std::int64_t Pacer::wait_ns(std::int64_t now_ns) {
-  return state_->pacer.wait_for(state_->datagram_bytes, at(now_ns)).count();
+bool MessageSender::has_next() const {
+  return state_->sender.has_next();
+}
+std::uint32_t MessageSender::take_next() {
+  return state_->sender.take_next();
+}
+bool MessageSender::sends_protected(std::uint32_t seq) const {
+  return state_->sender.sends_protected(seq);
+}
+std::uint32_t MessageSender::round() const {
+  return state_->sender.round();
+}
+std::uint32_t MessageSender::floats_in(std::uint32_t seq) const {
+  return state_->sender.floats_in(seq);
+}
+bool MessageSender::on_missing_ranges(std::uint32_t round, const std::vector<SeqRange>& ranges) {
+  std::vector<dlcp::wire::SeqRange> wire_ranges;
+  wire_ranges.reserve(ranges.size());
+  for (const auto& range : ranges) wire_ranges.push_back({range.first, range.count});
+  return state_->sender.on_missing_ranges(static_cast<std::uint16_t>(round), wire_ranges) ==
+         dlcp::protocol::MessageSender::ReportEffect::kNewRound;
 }
 
-void Pacer::consume(std::uint64_t bytes, std::int64_t now_ns) {
-  state_->pacer.consume(bytes, at(now_ns));
+struct MessageReceiver::State {
+  dlcp::protocol::MessageReceiver receiver;
+};
+
+MessageReceiver::MessageReceiver(std::uint32_t total_floats, std::uint32_t stride_floats,
+                                 std::uint32_t budget_ppm,
+                                 const std::vector<std::uint8_t>& protected_flags,
+                                 std::int64_t posted_ns)
+    : state_(std::make_unique<State>(
+          State{dlcp::protocol::MessageReceiver(total_floats, budget_ppm, at(posted_ns))})) {
+  auto& receiver = state_->receiver;
+  receiver.accept_shape(total_floats, static_cast<std::uint16_t>(stride_floats));
+  std::vector<std::uint8_t> bitmap((protected_flags.size() + 7) / 8, 0);
+  for (std::size_t seq = 0; seq < protected_flags.size(); ++seq) {
+    if (protected_flags[seq]) bitmap[seq / 8] |= static_cast<std::uint8_t>(1u << (seq % 8));
+  }
+  receiver.on_flow(bitmap, budget_ppm, at(posted_ns));
+}
+MessageReceiver::MessageReceiver(MessageReceiver&&) noexcept = default;
+MessageReceiver::~MessageReceiver() = default;
+
+bool MessageReceiver::on_packet(std::uint32_t seq, std::int64_t now_ns) {
+  if (state_->receiver.has_packet(seq)) return false;
+  state_->receiver.on_packet(seq, at(now_ns));
+  return true;
+}
+bool MessageReceiver::settles() const {
+  return state_->receiver.settles_alone(false);
+}
+void MessageReceiver::on_round_finished(std::uint32_t round, std::int64_t now_ns) {
+  state_->receiver.on_round_finished(static_cast<std::uint16_t>(round), at(now_ns));
+}
+std::int64_t MessageReceiver::report_due_ns(std::int64_t quiet_ns) const {
+  const auto due = state_->receiver.report_due(dlcp::Duration(quiet_ns));
+  return due ? due->time_since_epoch().count() : -1;
+}
+bool MessageReceiver::take_report(std::int64_t now_ns, std::int64_t quiet_ns, double path_loss,
+                                  std::uint32_t& round, std::vector<SeqRange>& ranges) {
+  const auto request =
+      state_->receiver.take_report(at(now_ns), dlcp::Duration(quiet_ns), path_loss, 0);
+  if (!request) return false;
+  round = request->round;
+  ranges.clear();
+  for (const auto& range : request->ranges) ranges.push_back({range.first, range.count});
+  return true;
+}
+bool MessageReceiver::mid_round() const {
+  return state_->receiver.mid_round();
+}
+std::uint64_t MessageReceiver::missing_floats() const {
+  return state_->receiver.tracker()->missing_floats();
 }
 
-void Pacer::set_rate(double rate, std::int64_t now_ns) {
-  dlcp::transport::apply_rate(state_->pacer, rate, state_->datagram_bytes,
-                              state_->feedback_interval, at(now_ns));
-}
+struct PeerPacing::State {
+  dlcp::protocol::PeerPacing pacing;
+};
 
-std::uint64_t Pacer::burst() const {
-  return state_->pacer.burst();
+namespace {
+dlcp::RateControlOptions rates(double initial_rate, double min_rate, double max_rate,
+                               bool shared_band_pacing) {
+  dlcp::RateControlOptions options;
+  options.initial_rate = initial_rate;
+  options.min_rate = min_rate;
+  options.max_rate = max_rate;
+  options.shared_band_pacing = shared_band_pacing;
+  return options;
 }
+}  // namespace
 
+PeerPacing::PeerPacing(double initial_rate, double min_rate, double max_rate,
+                       bool shared_band_pacing, std::uint64_t datagram_bytes,
+                       std::int64_t feedback_interval_ns, std::int64_t now_ns)
+    : state_(std::make_unique<State>(State{dlcp::protocol::PeerPacing(
+          rates(initial_rate, min_rate, max_rate, shared_band_pacing), datagram_bytes,
+          dlcp::Duration(feedback_interval_ns), at(now_ns))})) {}
+PeerPacing::PeerPacing(PeerPacing&&) noexcept = default;
+PeerPacing::~PeerPacing() = default;
+
+std::int64_t PeerPacing::wait_ns(bool shared_band, std::int64_t now_ns) {
+  return state_->pacing.wait(shared_band, at(now_ns)).count();
+}
+void PeerPacing::consume(std::uint64_t bytes, bool shared_band, std::int64_t now_ns) {
+  state_->pacing.consume(bytes, shared_band, at(now_ns));
+}
+void PeerPacing::on_report(std::int64_t interval_ns, std::uint64_t received_bytes,
+                           std::uint64_t received_packets, std::uint64_t lost_packets,
+                           std::uint64_t ce_marked, std::uint64_t shared_band_marks,
+                           double offered_rate, std::int64_t now_ns) {
+  dlcp::protocol::RateReport report;
+  report.feedback.interval = std::chrono::nanoseconds(interval_ns);
+  report.feedback.received_bytes = received_bytes;
+  report.feedback.received_packets = received_packets;
+  report.feedback.lost_packets = lost_packets;
+  report.feedback.ce_marked = ce_marked;
+  report.shared_band_marks = shared_band_marks;
+  report.offered_rate = offered_rate;
+  state_->pacing.on_report(report, at(now_ns));
+}
+double PeerPacing::last_loss() const {
+  return state_->pacing.last_loss();
+}
 }  // namespace dlcp::sim::library

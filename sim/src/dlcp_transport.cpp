@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <deque>
 
 #include "dlcp_tags.hpp"
 #include "ns3/inet-socket-address.h"
@@ -35,43 +34,32 @@ std::uint32_t dlcp_packet_floats(std::uint32_t mtu) {
 }
 
 // One message, as both ends know it. The sender fills it when posting (the library sends these
-// facts in FlowStart over its control channel); the receiver-side fields are touched only by
-// receiver handlers, which learn of packets only through the network.
+// facts in FlowStart over its control channel); the sender's and the receiver's protocol state are
+// the library's own (library::MessageSender, library::MessageReceiver), and the receiver learns of
+// packets only through the network.
 struct DlcpTransport::OutMessage {
   std::uint32_t index = 0;
   Message message;
   Delivered on_delivered;
   int priority_class = 0;
   std::uint64_t post_order = 0;
-  std::uint32_t packets = 0;
-  std::uint32_t last_payload = 0;
-  std::vector<std::uint8_t> protected_flags;
-  std::uint32_t protected_count = 0;
-  std::uint64_t total_entries = 0;
-  std::uint64_t allowed_missing = 0;
   std::uint8_t protected_tos = 0;
   std::uint8_t eligible_tos = 0;
   bool shared_band = false;  // paced by its peer's shared-band pacer as well (shared_band_pacer)
   ns3::Time posted;
 
-  // Sender.
-  std::uint32_t round = 0;
-  std::deque<std::uint32_t> pending;
+  // Sender: freed once the receiver's Stop arrives.
+  std::unique_ptr<library::MessageSender> sender;
   bool sender_done = false;
   ns3::EventId retry;
 
-  // Receiver.
-  std::vector<std::uint8_t> got;
-  std::uint32_t received = 0;
-  std::uint32_t protected_received = 0;
-  std::uint64_t received_entries = 0;
+  // Receiver: freed once settled.
+  std::unique_ptr<library::MessageReceiver> receiver;
   bool settled = false;
-  bool mid_round = false;  // the receiver got packets since the sender's last RoundFinished
-  ns3::Time last_arrival;
+  bool mid_round = false;  // as last counted in its source's messages_mid_round
   ns3::Time last_stop;
   std::uint32_t report_round = 0;
   ns3::EventId report;
-  ns3::Time round_finished_at;
 };
 
 struct DlcpTransport::ControlMessage {
@@ -83,7 +71,7 @@ struct DlcpTransport::ControlMessage {
   int to = 0;
   std::uint32_t message = 0;
   std::uint32_t round = 0;
-  std::vector<std::uint32_t> missing;  // kMissingRanges: packets to resend, protected first
+  std::vector<library::SeqRange> missing;  // kMissingRanges: packets to resend
   struct {
     std::uint64_t bytes = 0, packets = 0, lost = 0, ce = 0;
     std::uint64_t shared_ce = 0;  // of ce, in the band the background shares
@@ -93,12 +81,7 @@ struct DlcpTransport::ControlMessage {
 
 struct DlcpTransport::Host {
   struct Peer {  // a destination, as its sender sees it
-    std::unique_ptr<library::RateController> rate;
-    std::unique_ptr<library::Pacer> pacer;
-    // shared_band_pacer: what the peer's packets in the background's band pass as well, its rate
-    // cut only by marks in that band.
-    std::unique_ptr<library::RateController> shared_rate;
-    std::unique_ptr<library::Pacer> shared_pacer;
+    std::unique_ptr<library::PeerPacing> pacing;
     std::uint64_t counter = 0;
   };
   struct Source {  // a sender, as its receiver sees it, for rate feedback
@@ -164,10 +147,6 @@ bool DlcpTransport::in_shared_band(std::uint8_t tos) const {
   return topology_.bands.shares_best_effort[tos >> 2];
 }
 
-std::uint64_t DlcpTransport::entries_of(const OutMessage& message, std::uint32_t seq) const {
-  return (seq + 1 == message.packets ? message.last_payload : payload_bytes_) / 4;
-}
-
 void DlcpTransport::send(const Message& message, Delivered on_delivered) {
   auto out = std::make_unique<OutMessage>();
   OutMessage& m = *out;
@@ -178,10 +157,9 @@ void DlcpTransport::send(const Message& message, Delivered on_delivered) {
   m.post_order = post_order_++;
 
   const std::uint64_t bytes = std::max<std::uint64_t>(4, message.bytes / 4 * 4);
-  m.packets = static_cast<std::uint32_t>((bytes + payload_bytes_ - 1) / payload_bytes_);
-  m.last_payload =
-      static_cast<std::uint32_t>(bytes - std::uint64_t{m.packets - 1} * payload_bytes_);
-  m.total_entries = bytes / 4;
+  const auto total_floats = static_cast<std::uint32_t>(bytes / 4);
+  const std::uint32_t stride = payload_bytes_ / 4;
+  const std::uint32_t packets = (total_floats + stride - 1) / stride;
 
   // The library's policy decides everything below.
   m.priority_class = library::priority_class(message.layer, message.num_layers);
@@ -194,43 +172,33 @@ void DlcpTransport::send(const Message& message, Delivered on_delivered) {
   }
   m.shared_band = config_.shared_band_pacer && in_shared_band(m.protected_tos);
   const std::uint32_t budget = library::budget_ppm(message.loss_budget);
-  m.allowed_missing = library::allowed_missing_entries(m.total_entries, budget);
+  std::vector<std::uint8_t> protected_flags;
   if (budget == 0) {
-    m.protected_flags.assign(m.packets, 1);  // a reliable message protects every packet
+    protected_flags.assign(packets, 1);  // a reliable message protects every packet
   } else {
     // One value per packet stands for that packet's mean |g| (stride 1), so ranking a synthetic
     // heavy-tailed gradient costs O(packets) rather than O(floats).
     std::lognormal_distribution<float> magnitude(0.0f, 1.0f);
-    std::vector<float> mean_abs(m.packets);
+    std::vector<float> mean_abs(packets);
     for (float& v : mean_abs) v = magnitude(rng_);
-    m.protected_flags = policy_.protected_packets(mean_abs.data(), mean_abs.size(), 1);
+    protected_flags = policy_.protected_packets(mean_abs.data(), mean_abs.size(), 1);
   }
-  m.protected_count = static_cast<std::uint32_t>(
-      std::count(m.protected_flags.begin(), m.protected_flags.end(), std::uint8_t{1}));
-  m.got.assign(m.packets, 0);
-  for (std::uint32_t seq = 0; seq < m.packets; ++seq) m.pending.push_back(seq);
+  const std::int64_t now_ns = m.posted.GetNanoSeconds();
+  m.receiver = std::make_unique<library::MessageReceiver>(total_floats, stride, budget,
+                                                          protected_flags, now_ns);
+  m.sender =
+      std::make_unique<library::MessageSender>(total_floats, stride, std::move(protected_flags));
 
   log_.started(message.kind);
-  counters_.entries_total += m.total_entries;
+  counters_.entries_total += total_floats;
   Host& host = *hosts_[static_cast<std::size_t>(message.src)];
   auto& peer = host.peers[message.dst];
-  if (!peer.rate) {
-    // Start at line rate, as the library starts at its configured initial rate.
-    peer.rate = std::make_unique<library::RateController>(line_rate_bytes(), min_rate_bytes(),
-                                                          line_rate_bytes());
-    // Paced in wire bytes, a full packet being the datagram, like the rate itself.
-    peer.pacer = std::make_unique<library::Pacer>(
-        line_rate_bytes(), full_packet(),
-        static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0),
-        ns3::Simulator::Now().GetNanoSeconds());
-  }
-  if (m.shared_band && !peer.shared_rate) {
-    peer.shared_rate = std::make_unique<library::RateController>(
-        line_rate_bytes(), min_rate_bytes(), line_rate_bytes());
-    peer.shared_pacer = std::make_unique<library::Pacer>(
-        line_rate_bytes(), full_packet(),
-        static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0),
-        ns3::Simulator::Now().GetNanoSeconds());
+  if (!peer.pacing) {
+    // Starts at line rate, as the library starts at its configured initial rate, and is paced in
+    // wire bytes, a full packet being the datagram, like the rate itself.
+    peer.pacing = std::make_unique<library::PeerPacing>(
+        line_rate_bytes(), min_rate_bytes(), line_rate_bytes(), config_.shared_band_pacer,
+        full_packet(), feedback_interval_ns(), now_ns);
   }
   host.send_queue.emplace(std::make_pair(m.priority_class, m.post_order), m.index);
   messages_.push_back(std::move(out));
@@ -251,8 +219,7 @@ void DlcpTransport::try_send(int host_index) {
   for (const auto& entry : host.send_queue) {
     OutMessage& m = *messages_[entry.second];
     auto& peer = host.peers[m.message.dst];
-    std::int64_t wait = peer.pacer->wait_ns(now.GetNanoSeconds());
-    if (m.shared_band) wait = std::max(wait, peer.shared_pacer->wait_ns(now.GetNanoSeconds()));
+    const std::int64_t wait = peer.pacing->wait_ns(m.shared_band, now.GetNanoSeconds());
     if (wait == 0) {
       send_one_packet(host, m);
       host.send_event =
@@ -269,9 +236,9 @@ void DlcpTransport::try_send(int host_index) {
 
 void DlcpTransport::send_one_packet(Host& host, OutMessage& m) {
   const ns3::Time now = ns3::Simulator::Now();
-  const std::uint32_t seq = m.pending.front();
-  m.pending.pop_front();
-  const std::uint32_t payload = static_cast<std::uint32_t>(entries_of(m, seq) * 4);
+  library::MessageSender& sender = *m.sender;
+  const std::uint32_t seq = sender.take_next();
+  const std::uint32_t payload = sender.floats_in(seq) * 4;
   auto packet = ns3::Create<ns3::Packet>(payload + kDlcpHeaderBytes);
   auto& peer = host.peers[m.message.dst];
   DlcpDataTag tag;
@@ -287,20 +254,19 @@ void DlcpTransport::send_one_packet(Host& host, OutMessage& m) {
   // (which only reaches Send on a connected socket): set it on the address.
   ns3::InetSocketAddress destination(topology_.host_address[m.message.dst],
                                      static_cast<std::uint16_t>(kDataPortBase + path));
-  destination.SetTos(m.protected_flags[seq] ? m.protected_tos : m.eligible_tos);
+  destination.SetTos(sender.sends_protected(seq) ? m.protected_tos : m.eligible_tos);
   host.data_sockets[path]->SendTo(packet, 0, destination);
   ++counters_.data_packets_sent;
-  if (m.round > 0) ++counters_.retransmitted_packets;
+  if (sender.round() > 0) ++counters_.retransmitted_packets;
 
   const std::uint32_t wire_bytes = payload + kDlcpHeaderBytes + kIpUdpHeaderBytes;
   host.nic_free = now + transmit_time(wire_bytes, topology_.host_rate_bps);
-  peer.pacer->consume(wire_bytes, now.GetNanoSeconds());
-  if (m.shared_band) peer.shared_pacer->consume(wire_bytes, now.GetNanoSeconds());
+  peer.pacing->consume(wire_bytes, m.shared_band, now.GetNanoSeconds());
 
-  if (m.pending.empty()) {
+  if (!sender.has_next()) {
     host.send_queue.erase(std::make_pair(m.priority_class, m.post_order));
     send_control(host.index, m.message.dst,
-                 ControlMessage(ControlMessage::Type::kRoundFinished, m.index, m.round));
+                 ControlMessage(ControlMessage::Type::kRoundFinished, m.index, sender.round()));
     m.retry.Cancel();
     m.retry = ns3::Simulator::Schedule(micros(config_.control_retry_us), &DlcpTransport::on_retry,
                                        this, m.index);
@@ -348,10 +314,9 @@ void DlcpTransport::on_control_readable(ns3::Ptr<ns3::Socket> socket) {
 
 void DlcpTransport::on_missing_ranges(const ControlMessage& control) {
   OutMessage& m = *messages_[control.message];
-  if (m.sender_done || control.round != m.round || !m.pending.empty()) return;  // stale
+  // A repeat (the receiver answered a repeated RoundFinished too) or a late one is ignored.
+  if (m.sender_done || !m.sender->on_missing_ranges(control.round, control.missing)) return;
   m.retry.Cancel();
-  ++m.round;
-  m.pending.assign(control.missing.begin(), control.missing.end());
   Host& host = *hosts_[static_cast<std::size_t>(m.message.src)];
   host.send_queue.emplace(std::make_pair(m.priority_class, m.post_order), m.index);
   try_send(host.index);
@@ -362,11 +327,11 @@ void DlcpTransport::on_stop(const ControlMessage& control) {
   if (m.sender_done) return;
   m.sender_done = true;
   m.retry.Cancel();
-  if (!m.pending.empty()) {
-    m.pending.clear();
+  if (m.sender->has_next()) {
     hosts_[static_cast<std::size_t>(m.message.src)]->send_queue.erase(
         std::make_pair(m.priority_class, m.post_order));
   }
+  m.sender.reset();
 }
 
 void DlcpTransport::on_rate_feedback(const ControlMessage& control) {
@@ -375,27 +340,18 @@ void DlcpTransport::on_rate_feedback(const ControlMessage& control) {
   auto found = host.peers.find(control.from);
   if (found == host.peers.end()) return;
   const auto& f = control.feedback;
-  auto& peer = found->second;
-  const auto interval = static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0);
-  const std::int64_t now = ns3::Simulator::Now().GetNanoSeconds();
-  // As the library's engine splits a report (transport::split_by_band).
-  const library::BandMarks marks = library::split_marks(f.ce, f.shared_ce);
-  const double rate = peer.rate->on_feedback(interval, f.bytes, f.packets, f.lost, marks.peer);
-  peer.pacer->set_rate(library::paced_rate(rate, f.offered_rate, min_rate_bytes()), now);
-  if (peer.shared_rate) {
-    counters_.shared_band_marks += marks.shared_band;
-    const double shared =
-        peer.shared_rate->on_feedback(interval, f.bytes, f.packets, f.lost, marks.shared_band);
-    peer.shared_pacer->set_rate(library::paced_rate(shared, 0.0, min_rate_bytes()), now);
-  }
+  if (config_.shared_band_pacer) counters_.shared_band_marks += std::min(f.shared_ce, f.ce);
+  found->second.pacing->on_report(feedback_interval_ns(), f.bytes, f.packets, f.lost, f.ce,
+                                  f.shared_ce, f.offered_rate,
+                                  ns3::Simulator::Now().GetNanoSeconds());
 }
 
 void DlcpTransport::on_retry(std::uint32_t message) {
   OutMessage& m = *messages_[message];
-  if (m.sender_done || !m.pending.empty()) return;
+  if (m.sender_done || m.sender->has_next()) return;
   // Neither Stop nor MissingRanges came back: repeat RoundFinished (control packets can be lost).
   send_control(m.message.src, m.message.dst,
-               ControlMessage(ControlMessage::Type::kRoundFinished, m.index, m.round));
+               ControlMessage(ControlMessage::Type::kRoundFinished, m.index, m.sender->round()));
   m.retry = ns3::Simulator::Schedule(micros(config_.control_retry_us), &DlcpTransport::on_retry,
                                      this, m.index);
 }
@@ -427,9 +383,9 @@ void DlcpTransport::on_data_readable(ns3::Ptr<ns3::Socket> socket) {
 
 void DlcpTransport::send_feedback(int host_index) {
   Host& host = *hosts_[static_cast<std::size_t>(host_index)];
-  // Counted as the library's engine counts them (transport::counts_as_sender).
+  // Counted as the library's engine counts them (protocol::counts_as_sender).
   const std::int64_t now = ns3::Simulator::Now().GetNanoSeconds();
-  const auto interval = static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0);
+  const std::int64_t interval = feedback_interval_ns();
   const std::int64_t window =
       library::sending_window_ns(interval, line_rate_bytes(), host.counted_senders, full_packet());
   std::size_t senders = 0;
@@ -472,20 +428,13 @@ void DlcpTransport::on_data(std::uint32_t message, std::uint32_t seq) {
     send_stop(m);  // the sender has not heard yet (Stop lost or still in flight)
     return;
   }
-  m.last_arrival = ns3::Simulator::Now();
-  set_mid_round(m, true);
-  if (m.got[seq]) return;
-  m.got[seq] = 1;
-  ++m.received;
-  m.received_entries += entries_of(m, seq);
-  if (m.protected_flags[seq]) ++m.protected_received;
-  if (m.protected_received == m.protected_count &&
-      m.total_entries - m.received_entries <= m.allowed_missing) {
-    settle(m);
-  }
+  if (!m.receiver->on_packet(seq, ns3::Simulator::Now().GetNanoSeconds())) return;
+  sync_mid_round(m);
+  if (m.receiver->settles()) settle(m);
 }
 
-void DlcpTransport::set_mid_round(OutMessage& m, bool mid_round) {
+void DlcpTransport::sync_mid_round(OutMessage& m) {
+  const bool mid_round = !m.settled && m.receiver->mid_round();
   if (m.mid_round == mid_round) return;
   m.mid_round = mid_round;
   auto& source = hosts_[static_cast<std::size_t>(m.message.dst)]->sources[m.message.src];
@@ -493,15 +442,15 @@ void DlcpTransport::set_mid_round(OutMessage& m, bool mid_round) {
 }
 
 void DlcpTransport::settle(OutMessage& m) {
-  set_mid_round(m, false);
   m.settled = true;
+  sync_mid_round(m);
   m.report.Cancel();
   ++counters_.messages_settled;
-  const std::uint64_t missing = m.total_entries - m.received_entries;
+  const std::uint64_t missing = m.receiver->missing_floats();
   if (missing > 0) ++counters_.messages_settled_with_loss;
   counters_.entries_missing += missing;
   log_.finished(m.message, m.posted);
-  m.got = {};  // the receive bitmap is no longer needed
+  m.receiver.reset();  // the receive state is no longer needed
   send_stop(m);
   if (m.on_delivered) m.on_delivered();
 }
@@ -523,10 +472,8 @@ void DlcpTransport::on_round_finished(const ControlMessage& control) {
     send_stop(m);
     return;
   }
-  set_mid_round(m, false);
-  if (control.round != m.report_round || m.round_finished_at == ns3::Time()) {
-    m.round_finished_at = ns3::Simulator::Now();  // the first RoundFinished of this round
-  }
+  m.receiver->on_round_finished(control.round, ns3::Simulator::Now().GetNanoSeconds());
+  sync_mid_round(m);
   m.report_round = control.round;
   m.report.Cancel();
   maybe_report(m.index);
@@ -535,40 +482,23 @@ void DlcpTransport::on_round_finished(const ControlMessage& control) {
 void DlcpTransport::maybe_report(std::uint32_t message) {
   OutMessage& m = *messages_[message];
   if (m.settled) return;
-  const ns3::Time quiet = micros(config_.quiet_before_report_us);
-  // RoundFinished travels at the control DSCP and outruns the data: when no packet has arrived
-  // yet, the quiet period counts from RoundFinished rather than reporting everything at once.
-  const ns3::Time since = ns3::Simulator::Now() - std::max(m.last_arrival, m.round_finished_at);
-  if (since < quiet) {
+  const std::int64_t now = ns3::Simulator::Now().GetNanoSeconds();
+  const auto quiet = static_cast<std::int64_t>(config_.quiet_before_report_us * 1000.0);
+  const std::int64_t due = m.receiver->report_due_ns(quiet);
+  if (due < 0) return;
+  if (due > now) {
     // Packets of this message may still be queued behind more urgent traffic: wait.
-    m.report = ns3::Simulator::Schedule(quiet - since, &DlcpTransport::maybe_report, this, message);
+    m.report = ns3::Simulator::Schedule(ns3::NanoSeconds(due - now), &DlcpTransport::maybe_report,
+                                        this, message);
     return;
   }
-  ControlMessage report(ControlMessage::Type::kMissingRanges, m.index, m.report_round);
-  std::uint64_t missing_entries = m.total_entries - m.received_entries;
-  std::vector<std::uint32_t> eligible;
-  for (std::uint32_t seq = 0; seq < m.packets; ++seq) {
-    if (m.got[seq]) continue;
-    if (m.protected_flags[seq]) {
-      report.missing.push_back(seq);
-      missing_entries -= entries_of(m, seq);
-    } else {
-      eligible.push_back(seq);
-    }
-  }
-  // Enough of the lowest-numbered drop-eligible packets to get within budget, plus a margin of
-  // twice the loss rate seen so far, so that one more round usually suffices.
-  if (missing_entries > m.allowed_missing) {
-    const double loss = 1.0 - static_cast<double>(m.received) / m.packets;
-    const double wanted =
-        static_cast<double>(missing_entries - m.allowed_missing) * (1.0 + 2.0 * loss);
-    double recovered = 0.0;
-    for (std::uint32_t seq : eligible) {
-      if (recovered >= wanted) break;
-      report.missing.push_back(seq);
-      recovered += static_cast<double>(entries_of(m, seq));
-    }
-  }
+  // The margin against losing the retransmission follows the loss this host sees towards the
+  // sender, as in the library's engine.
+  const Host& host = *hosts_[static_cast<std::size_t>(m.message.dst)];
+  const auto peer = host.peers.find(m.message.src);
+  const double loss = peer != host.peers.end() ? peer->second.pacing->last_loss() : 0.0;
+  ControlMessage report(ControlMessage::Type::kMissingRanges, m.index, 0);
+  if (!m.receiver->take_report(now, quiet, loss, report.round, report.missing)) return;
   ++counters_.missing_reports;
   send_control(m.message.dst, m.message.src, std::move(report));
 }

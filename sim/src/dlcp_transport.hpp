@@ -1,21 +1,24 @@
 // dlcp in ns-3: the library's transport rules over simulated UDP.
 //
-// What is modelled (see docs/protocol.md for the library):
+// The protocol is the library's own core (src/protocol/), driven here by ns-3 events as the
+// library's socket engine drives it by sockets: each message's sender (first-round order,
+// rounds, retransmissions) and receiver (the completion rule, when to report and what to ask
+// for) and each destination's pacing are library::MessageSender, library::MessageReceiver and
+// library::PeerPacing. This file owns only what the simulator must: simulated sockets, events,
+// the send queue, and control packets over UDP. What is modelled (see docs/protocol.md):
 //  - packetization into whole float32 values, a 40-byte dlcp header per packet;
 //  - policy from the library: priority_class(layer) -> data_tos(class, precedence) sets the DSCP,
-//    protected_packets() ranks packets by magnitude, budget_ppm() and allowed_missing_entries()
-//    give the completion bound;
+//    protected_packets() ranks packets by magnitude (one synthetic value per packet), and the
+//    first round sends the protected packets first;
 //  - a priority-ordered send queue (class, then post order) per host, so a front-layer tensor
 //    overtakes a back-layer one already being sent;
 //  - per-packet spraying over `paths` UDP source ports (switches hash them onto different paths);
-//  - pacing per peer by the library's token-bucket Pacer (its burst from burst_for_rate) at the
-//    rate of the library's RateController, fed by periodic receiver feedback (bytes, packets,
-//    estimated loss, CE marks); with shared_band_pacer (the library's shared_band_pacing) the
-//    packets in the band the background shares also pass a pacer of their own, which only the
-//    marks in that band cut;
+//  - pacing per peer (the library's PeerPacing: token bucket and rate controller), fed by periodic
+//    receiver feedback (bytes, packets, estimated loss, CE marks); with shared_band_pacer (the
+//    library's shared_band_pacing) the packets in the band the background shares also pass a
+//    pacer of their own, which only the marks in that band cut;
 //  - receiver-driven completion: every protected packet plus all but the budget, then Stop;
-//  - RoundFinished -> (after a quiet period) MissingRanges listing the missing protected packets
-//    and enough drop-eligible ones (with a margin of twice the loss rate), resent protected first.
+//  - RoundFinished -> (after a quiet period) MissingRanges, resent protected first.
 // Control messages travel as small UDP packets at the control DSCP (the library uses TCP); a lost
 // one is recovered by the sender repeating RoundFinished and the receiver repeating Stop.
 #pragma once
@@ -82,11 +85,14 @@ class DlcpTransport : public MessageTransport {
   void on_round_finished(const ControlMessage& control);
   void maybe_report(std::uint32_t message);
   void settle(OutMessage& message);
-  void set_mid_round(OutMessage& message, bool mid_round);
+  // Counts the message in its source's messages_mid_round as its receiver now says.
+  void sync_mid_round(OutMessage& message);
   void send_stop(OutMessage& message);
   void send_feedback(int host);
 
-  std::uint64_t entries_of(const OutMessage& message, std::uint32_t seq) const;
+  std::int64_t feedback_interval_ns() const {
+    return static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0);
+  }
   // Whether a packet with this TOS byte waits in the band the background (DSCP 0) is in.
   bool in_shared_band(std::uint8_t tos) const;
   // A host's link in bytes/s: every sender's starting and highest rate, and what a receiver

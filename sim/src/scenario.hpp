@@ -24,8 +24,13 @@ namespace dlcp::sim {
 // only those heard within the last feedback interval. 9: the rate controller judges loss over
 // samples of at least 16 packets (the library's loss_sample_packets default), not per report,
 // and holds the rate while the open sample reads as congestion. 10: the library's pacer burst is
-// an eighth of a feedback interval (was half), at least 2 datagrams (was 4).
-constexpr int kModelRevision = 10;
+// an eighth of a feedback interval (was half), at least 2 datagrams (was 4). 11: dlcp's rounds,
+// completion rule and missing-range reports are the library's protocol core (src/protocol/):
+// the first round sends protected packets first, a report's margin against losing the
+// retransmission is min(0.5, 2 x the loss of the host's own packets to that peer) of the deficit,
+// capped at the budget (was 1 + 2 x the message's loss, uncapped), duplicates do not count as
+// arrivals, and a report lists packet ranges.
+constexpr int kModelRevision = 11;
 
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.
