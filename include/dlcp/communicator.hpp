@@ -133,6 +133,14 @@ class Communicator {
   virtual Work allgather(std::span<const float> input, std::span<float> output,
                          const CollectiveOptions& options = {}) = 0;
   virtual void barrier() = 0;
+  // Point-to-point, loss-free, between worker ranks: the k-th send from this rank to `peer` with
+  // `tag` fills the k-th recv posted on `peer` from this rank with that tag, which must be the
+  // same size. Unordered with collectives. `options`: layer, num_layers and deadline (a loss
+  // budget is refused). Tags are told apart by their low 12 bits.
+  virtual Work send(std::span<const float> values, int peer, std::uint32_t tag,
+                    const CollectiveOptions& options = {}) = 0;
+  virtual Work recv(std::span<float> values, int peer, std::uint32_t tag,
+                    const CollectiveOptions& options = {}) = 0;
 
   // Server ranks: serve push/pull requests until every worker's communicator is destroyed.
   // Throws dlcp::Error when a worker fails.

@@ -5,12 +5,15 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <future>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
 
 #include "api/job_secret.hpp"
 #include "collectives/collectives.hpp"
+#include "collectives/message_id.hpp"
 #include "common/time.hpp"
 #include "dlcp/communicator.hpp"
 
@@ -50,6 +53,10 @@ class CommunicatorImpl final : public Communicator {
   Work allgather(std::span<const float> input, std::span<float> output,
                  const CollectiveOptions& options) override;
   void barrier() override;
+  Work send(std::span<const float> values, int peer, std::uint32_t tag,
+            const CollectiveOptions& options) override;
+  Work recv(std::span<float> values, int peer, std::uint32_t tag,
+            const CollectiveOptions& options) override;
   void serve() override;
   TransportCounters counters() const override { return transport_->counters(); }
 
@@ -61,6 +68,11 @@ class CommunicatorImpl final : public Communicator {
 
   void join(Store& store);
   void require_worker(const char* what) const;
+  // The transport id and options of the next point-to-point transfer with `peer` and `tag` in
+  // one direction (`sequences`: this rank's sends, or its receives).
+  std::uint64_t point_to_point_id(std::map<std::pair<int, std::uint32_t>, std::uint32_t>& sequences,
+                                  int peer, std::uint32_t tag, const char* what,
+                                  const CollectiveOptions& options);
   // Queues a collective; `make` receives the collective's sequence number(s) at submission, so
   // every rank numbers its collectives identically whatever thread later runs them.
   Work submit(std::function<std::function<CollectiveResult()>()> make);
@@ -82,6 +94,9 @@ class CommunicatorImpl final : public Communicator {
   bool stopping_ = false;
   std::uint32_t next_seq_ = 0;
   std::uint32_t next_ps_seq_ = 0;
+  std::mutex point_to_point_mutex_;
+  std::map<std::pair<int, std::uint32_t>, std::uint32_t> sends_;  // next sequence per (peer, tag)
+  std::map<std::pair<int, std::uint32_t>, std::uint32_t> receives_;  // the same for receives
   std::optional<Error> broken_;
   std::vector<std::thread> threads_;
 };
@@ -315,6 +330,71 @@ void CommunicatorImpl::barrier() {
       return CollectiveResult{};
     };
   }).wait();
+}
+
+std::uint64_t CommunicatorImpl::point_to_point_id(
+    std::map<std::pair<int, std::uint32_t>, std::uint32_t>& sequences, int peer, std::uint32_t tag,
+    const char* what, const CollectiveOptions& options) {
+  require_worker(what);
+  options.validate();
+  if (peer < 0 || peer >= workers_ || peer == world_rank_) {
+    throw Error(ErrorCode::kInvalidArgument, peer,
+                std::string(what) + " with rank " + std::to_string(peer) +
+                    ": not another worker of " + std::to_string(workers_));
+  }
+  if (options.loss_budget > 0 || options.broadcast_loss_budget > 0) {
+    throw Error(ErrorCode::kInvalidArgument, peer,
+                std::string(what) + " is loss-free: its options must not set a loss budget");
+  }
+  std::lock_guard lock(point_to_point_mutex_);
+  const std::uint32_t sequence = sequences[{peer, tag & (collectives::kMaxSteps - 1)}]++;
+  return collectives::message_id(sequence, collectives::Phase::kPointToPoint, tag, 0);
+}
+
+namespace {
+
+MessageOptions point_to_point_options(const CollectiveOptions& options) {
+  MessageOptions message;
+  message.layer = options.layer;
+  message.num_layers = options.num_layers;
+  message.deadline = options.deadline;
+  return message;
+}
+
+// A transfer's future as a Work: a thread waits for it, so that Work::ready() and wait() behave
+// as for collectives.
+Work point_to_point_work(std::future<MessageResult> transfer, std::size_t entries) {
+  return Work(std::async(std::launch::async, [transfer = std::move(transfer), entries]() mutable {
+                const MessageResult message = transfer.get();
+                CollectiveResult result;
+                result.entries = entries;
+                result.seconds = message.stats.seconds;
+                return result;
+              }).share());
+}
+
+Work completed_work() {
+  std::promise<CollectiveResult> done;
+  done.set_value(CollectiveResult{});
+  return Work(done.get_future().share());
+}
+
+}  // namespace
+
+Work CommunicatorImpl::send(std::span<const float> values, int peer, std::uint32_t tag,
+                            const CollectiveOptions& options) {
+  const std::uint64_t id = point_to_point_id(sends_, peer, tag, "send", options);
+  if (values.empty()) return completed_work();  // the receiver's is empty too: nothing to move
+  return point_to_point_work(transport_->send(peer, id, values, point_to_point_options(options)),
+                             values.size());
+}
+
+Work CommunicatorImpl::recv(std::span<float> values, int peer, std::uint32_t tag,
+                            const CollectiveOptions& options) {
+  const std::uint64_t id = point_to_point_id(receives_, peer, tag, "recv", options);
+  if (values.empty()) return completed_work();
+  return point_to_point_work(transport_->recv(peer, id, values, point_to_point_options(options)),
+                             values.size());
 }
 
 void CommunicatorImpl::serve() {

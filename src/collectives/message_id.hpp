@@ -16,6 +16,7 @@ enum class Phase : std::uint8_t {
   kBroadcast = 6,
   kAllgather = 7,
   kBarrier = 8,
+  kPointToPoint = 9,  // send/recv: bits 63..32 the pair's sequence per tag, 27..16 the tag
 };
 
 inline constexpr std::uint32_t kMaxSteps = 1u << 12;

@@ -1,0 +1,98 @@
+// Communicator::send / recv: tags matched in order per (peer, tag) whatever order the receives
+// are posted in, empty transfers, and refusals that name what is wrong.
+#include "collectives_fixture.hpp"
+
+namespace dlcp::test {
+namespace {
+
+std::vector<float> filled(std::size_t n, float base) {
+  std::vector<float> values(n);
+  for (std::size_t i = 0; i < n; ++i) values[i] = base + static_cast<float>(i);
+  return values;
+}
+
+TEST(PointToPoint, TagsMatchInOrderWhateverTheReceivesOrder) {
+  run_communicators(2, communicator_options(Algorithm::kRing), [&](Communicator& comm) {
+    if (comm.rank() == 0) {
+      const auto a = filled(100'003, 1);
+      const auto b = filled(7, 1000);
+      const auto c = filled(50, 5000);
+      std::vector<Work> works = {comm.send(a, 1, 1), comm.send(b, 1, 2), comm.send(c, 1, 1)};
+      for (const Work& work : works) work.wait();
+    } else {
+      std::vector<float> b(7), a(100'003), c(50);
+      // Posted in another order than sent: the tag, then the order within it, decides.
+      Work second_tag = comm.recv(b, 0, 2);
+      Work first = comm.recv(a, 0, 1);
+      Work third = comm.recv(c, 0, 1);
+      EXPECT_EQ(first.wait().entries, a.size());
+      second_tag.wait();
+      third.wait();
+      EXPECT_TRUE(bit_equal(a, filled(100'003, 1)));
+      EXPECT_TRUE(bit_equal(b, filled(7, 1000)));
+      EXPECT_TRUE(bit_equal(c, filled(50, 5000)));
+    }
+  });
+}
+
+TEST(PointToPoint, BothWaysAtOnceAndEmptyTransfers) {
+  run_communicators(3, communicator_options(Algorithm::kRing), [&](Communicator& comm) {
+    const int next = (comm.rank() + 1) % 3;
+    const int previous = (comm.rank() + 2) % 3;
+    const auto mine = filled(4096, static_cast<float>(comm.rank() * 10'000));
+    std::vector<float> theirs(4096);
+    Work received = comm.recv(theirs, previous, 0);
+    Work sent = comm.send(mine, next, 0);
+    std::vector<float> nothing;
+    EXPECT_EQ(comm.send(nothing, next, 9).wait().entries, 0u);
+    EXPECT_EQ(comm.recv(nothing, previous, 9).wait().entries, 0u);
+    received.wait();
+    sent.wait();
+    EXPECT_TRUE(bit_equal(theirs, filled(4096, static_cast<float>(previous * 10'000))));
+    // Collectives still line up after point-to-point traffic.
+    auto values = exact_input(1000, comm.rank());
+    comm.allreduce(values).wait();
+    EXPECT_TRUE(bit_equal(values, exact_sum(1000, 3)));
+  });
+}
+
+TEST(PointToPoint, RefusesItselfOtherRanksAndABudget) {
+  run_communicators(2, communicator_options(Algorithm::kRing), [&](Communicator& comm) {
+    std::vector<float> values(4);
+    const auto refused = [&](auto call, const std::string& words) {
+      try {
+        call();
+        ADD_FAILURE() << "accepted: " << words;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+        EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+      }
+    };
+    refused([&] { comm.send(values, comm.rank(), 0); }, "not another worker");
+    refused([&] { comm.recv(values, 2, 0); }, "not another worker");
+    refused([&] { comm.send(values, 1 - comm.rank(), 0, {.loss_budget = 0.1}); },
+            "must not set a loss budget");
+  });
+}
+
+TEST(PointToPoint, ASizeMismatchFailsBothSidesQuickly) {
+  run_communicators(2, communicator_options(Algorithm::kRing), [&](Communicator& comm) {
+    const auto start = std::chrono::steady_clock::now();
+    if (comm.rank() == 0) {
+      const auto values = filled(64, 0);
+      EXPECT_THROW(comm.send(values, 1, 3).wait(), Error);
+    } else {
+      std::vector<float> values(32);
+      try {
+        comm.recv(values, 0, 3).wait();
+        ADD_FAILURE() << "a receive of 32 floats took a send of 64";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("64 floats"), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  });
+}
+
+}  // namespace
+}  // namespace dlcp::test
