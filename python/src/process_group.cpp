@@ -7,6 +7,7 @@
 
 #include "argument_check.hpp"
 #include "future_work.hpp"
+#include "local_reduction.hpp"
 #include "tensor_buffers.hpp"
 #include "torch_store.hpp"
 
@@ -17,38 +18,18 @@ namespace {
   throw Error(ErrorCode::kInvalidArgument, -1, "dlcp.torch.Options: " + what);
 }
 
-const char* reduce_op_name(const c10d::ReduceOp& op) {
-  switch (op.op_) {
-    case c10d::ReduceOp::SUM:
-      return "SUM";
-    case c10d::ReduceOp::AVG:
-      return "AVG";
-    case c10d::ReduceOp::PRODUCT:
-      return "PRODUCT";
-    case c10d::ReduceOp::MIN:
-      return "MIN";
-    case c10d::ReduceOp::MAX:
-      return "MAX";
-    default:
-      return "a bitwise or pre-multiplied op";
-  }
+ReduceOp to_dlcp(const c10d::ReduceOp& op) {
+  return op == c10d::ReduceOp::AVG ? ReduceOp::kAverage : ReduceOp::kSum;
 }
 
-ReduceOp to_dlcp(const c10d::ReduceOp& op) {
-  if (op == c10d::ReduceOp::SUM) return ReduceOp::kSum;
-  if (op == c10d::ReduceOp::AVG) return ReduceOp::kAverage;
-  throw Error(ErrorCode::kInvalidArgument, -1,
-              c10::str("dlcp: all_reduce supports ReduceOp.SUM and ReduceOp.AVG, got ReduceOp.",
-                       reduce_op_name(op), " (use a gloo group for it)"));
-}
+}  // namespace
 
 at::Tensor only_tensor(const std::vector<at::Tensor>& tensors, const char* what) {
   require(tensors.size() == 1, "dlcp: ", what, " takes one tensor per rank, got ", tensors.size(),
           " (the dlcp backend drives one CPU device per process)");
+  require_dense_cpu(tensors[0], what);
   return tensors[0];
 }
-
-}  // namespace
 
 void BackendOptions::validate(int world_size) const {
   communicator.validate(world_size);
@@ -176,25 +157,64 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::broadcast(std::vector<at::Tenso
 c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::allreduce(std::vector<at::Tensor>& tensors,
                                                            const c10d::AllreduceOptions& opts) {
   const at::Tensor tensor = only_tensor(tensors, "all_reduce");
-  const ReduceOp op = to_dlcp(opts.reduceOp);
-  auto buffer = std::make_shared<TensorBuffer>(
-      TensorBuffer::for_reduction(tensor, getSize(), "all_reduce tensor"));
-  require(op == ReduceOp::kSum || buffer->floating_point(),
-          "dlcp: ReduceOp.AVG of an integer tensor is not supported (sum, then divide)");
-  // Integers count things, and small tensors gain nothing from an early finish: both exact.
-  const bool lossy = options_.loss_budget > 0 && buffer->floating_point() &&
-                     tensor.numel() >= options_.lossy_min_entries;
+  FutureCompleter::Job job = reduction_job(tensor, opts.reduceOp, "all_reduce", true);
+  job.value = {tensor};
+  return work(post(std::move(job)), c10d::OpType::ALLREDUCE);
+}
+
+FutureCompleter::Job ProcessGroupDlcp::reduction_job(const at::Tensor& tensor,
+                                                     const c10d::ReduceOp& op, const char* what,
+                                                     bool may_lose) {
+  check_reducible(op, tensor.scalar_type(), what);
+  if (tensor.numel() == 0) return {};  // every rank's is empty: nothing to move
+  if (!on_float_path(op, tensor.scalar_type())) {
+    // Exact: every rank's tensor gathered, reduced here in its own dtype.
+    const at::Tensor target = tensor.detach();
+    return gather_job(target, what, [target, op](const std::vector<at::Tensor>& parts) {
+      target.copy_(reduce_parts(parts, op));
+    });
+  }
+  auto buffer = std::make_shared<TensorBuffer>(TensorBuffer::for_reduction(tensor, what));
+  // Small tensors gain nothing from an early finish: exact.
+  const bool lossy =
+      may_lose && options_.loss_budget > 0 && tensor.numel() >= options_.lossy_min_entries;
   CollectiveOptions collective =
       collective_options(lossy ? options_.loss_budget : 0, options_.layer);
-  collective.op = op;
+  collective.op = to_dlcp(op);
   FutureCompleter::Job job;
-  job.works.push_back(live("all_reduce")->allreduce(buffer->floats(), collective));
+  job.works.push_back(live(what)->allreduce(buffer->floats(), collective));
   job.finish = [this, buffer, lossy](const std::vector<CollectiveResult>& results) {
     buffer->finish();
     count(results, lossy ? 1 : 0);
   };
-  job.value = {tensor};
-  return work(post(std::move(job)), c10d::OpType::ALLREDUCE);
+  return job;
+}
+
+FutureCompleter::Job ProcessGroupDlcp::gather_job(
+    const at::Tensor& input, const char* what,
+    std::function<void(const std::vector<at::Tensor>&)> use) {
+  auto in = std::make_shared<TensorBuffer>(TensorBuffer::for_bytes(input, what));
+  const auto slot = static_cast<std::int64_t>(in->floats().size());
+  auto gathered = at::empty({slot * getSize()}, at::TensorOptions().dtype(at::kFloat));
+  FutureCompleter::Job job;
+  if (slot > 0) {  // every rank's input has the same size
+    job.works.push_back(live(what)->allgather(
+        in->floats(), {gathered.data_ptr<float>(), static_cast<std::size_t>(gathered.numel())},
+        collective_options(0, options_.layer)));
+  }
+  const at::Tensor like = input.detach();
+  job.finish = [this, in, gathered, slot, like,
+                use = std::move(use)](const std::vector<CollectiveResult>& results) {
+    std::vector<at::Tensor> parts;
+    for (int rank = 0; rank < getSize(); ++rank) {
+      at::Tensor part = at::empty_like(like, at::MemoryFormat::Contiguous);
+      unpack_bytes(gathered.narrow(0, rank * slot, slot), part);
+      parts.push_back(std::move(part));
+    }
+    use(parts);
+    count(results, 0);
+  };
+  return job;
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::allgather(
@@ -212,21 +232,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::allgather(
             "dlcp: every all_gather output must match the input's dtype and size (",
             c10::toString(input.scalar_type()), ", ", input.numel(), " entries)");
   }
-  auto in = std::make_shared<TensorBuffer>(TensorBuffer::for_bytes(input, "all_gather input"));
-  const auto slot = static_cast<std::int64_t>(in->floats().size());
-  auto gathered = at::empty({slot * getSize()}, at::TensorOptions().dtype(at::kFloat));
-  FutureCompleter::Job job;
-  job.works.push_back(
-      live("all_gather")
-          ->allgather(in->floats(),
-                      {gathered.data_ptr<float>(), static_cast<std::size_t>(gathered.numel())},
-                      collective_options(0, options_.layer)));
-  job.finish = [this, in, gathered, targets, slot](const std::vector<CollectiveResult>& results) {
-    for (std::size_t rank = 0; rank < targets.size(); ++rank) {
-      unpack_bytes(gathered.narrow(0, static_cast<std::int64_t>(rank) * slot, slot), targets[rank]);
-    }
-    count(results, 0);
-  };
+  FutureCompleter::Job job =
+      gather_job(input, "all_gather", [targets](const std::vector<at::Tensor>& parts) {
+        for (std::size_t rank = 0; rank < targets.size(); ++rank) {
+          targets[rank].detach().copy_(parts[rank].reshape(targets[rank].sizes()));
+        }
+      });
   job.value = targets;
   return work(post(std::move(job)), c10d::OpType::ALLGATHER);
 }
@@ -239,25 +250,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::_allgather_base(
       output.scalar_type() == input.scalar_type() && output.numel() == input.numel() * getSize(),
       "dlcp: all_gather_into_tensor output must hold world size x the input (", getSize(), " x ",
       input.numel(), " entries of ", c10::toString(input.scalar_type()), ")");
-  auto in = std::make_shared<TensorBuffer>(TensorBuffer::for_bytes(input, "all_gather input"));
-  const auto slot = static_cast<std::int64_t>(in->floats().size());
-  auto gathered = at::empty({slot * getSize()}, at::TensorOptions().dtype(at::kFloat));
-  FutureCompleter::Job job;
-  job.works.push_back(
-      live("all_gather_into_tensor")
-          ->allgather(in->floats(),
-                      {gathered.data_ptr<float>(), static_cast<std::size_t>(gathered.numel())},
-                      collective_options(0, options_.layer)));
   const at::Tensor flat = output.detach().view({-1});
-  const std::int64_t per_rank = input.numel();
-  job.finish = [this, in, gathered, flat, slot, per_rank,
-                size = getSize()](const std::vector<CollectiveResult>& results) {
-    for (std::int64_t rank = 0; rank < size; ++rank) {
-      unpack_bytes(gathered.narrow(0, rank * slot, slot),
-                   flat.narrow(0, rank * per_rank, per_rank));
-    }
-    count(results, 0);
-  };
+  FutureCompleter::Job job =
+      gather_job(input, "all_gather_into_tensor", [flat](const std::vector<at::Tensor>& parts) {
+        std::int64_t offset = 0;
+        for (const at::Tensor& part : parts) {
+          flat.narrow(0, offset, part.numel()).copy_(part.reshape({-1}));
+          offset += part.numel();
+        }
+      });
   job.value = {output};
   return work(post(std::move(job)), c10d::OpType::_ALLGATHER_BASE);
 }

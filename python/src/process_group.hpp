@@ -2,9 +2,13 @@
 //
 // Collectives are posted to the communicator at once (asynchronously, in call order) and return
 // a Work whose future the completer thread marks when the collective is done, so DDP overlaps
-// gradient transfers with the backward pass exactly as with gloo. Float all-reduces of at least
-// `lossy_min_entries` entries may lose up to `loss_budget` of their contributions (unbiased);
-// everything else (broadcast, all-gather, integers, small tensors) is loss-free.
+// gradient transfers with the backward pass exactly as with gloo. Float SUM/AVG all-reduces and
+// reduce-scatters of at least `lossy_min_entries` entries may lose up to `loss_budget` of their
+// contributions (unbiased); everything else is loss-free and exact: other ops and dtypes are
+// reduced here from every rank's tensor gathered byte for byte (local_reduction.hpp).
+// Split by job: process_group.cpp (lifecycle, all-reduce, broadcast, all-gather, barrier),
+// process_group_rooted.cpp (reduce, gather, scatter), process_group_sharded.cpp
+// (reduce-scatter, all-to-all), process_group_p2p.cpp (send, recv).
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -13,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -47,6 +52,10 @@ struct CollectiveTotals {
   double seconds = 0;  // sum of the collectives' own durations (they may overlap)
 };
 
+// The one tensor of a per-rank tensor list (the backend drives one CPU device per process),
+// checked to be a dense CPU tensor.
+at::Tensor only_tensor(const std::vector<at::Tensor>& tensors, const char* what);
+
 class ProcessGroupDlcp final : public c10d::ProcessGroup {
  public:
   // Joins the job through `store` (collective over all `size` ranks).
@@ -69,6 +78,35 @@ class ProcessGroupDlcp final : public c10d::ProcessGroup {
   // barrier is posted from the calling thread (the returned Work is already complete).
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
+                                        const c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                        std::vector<at::Tensor>& inputs,
+                                        const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                         const c10d::ScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+      at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override;
+  // All-to-all moves every rank's whole input to every rank (exact, not bandwidth-optimal);
+  // with split sizes, the ranks first agree on them (blocking the calling thread briefly).
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<int64_t>& output_split_sizes,
+                                               std::vector<int64_t>& input_split_sizes,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
+                                          std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst_rank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src_rank,
+                                      int tag) override;
+  // Refused: a dlcp receive names its sender.
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
+
   CollectiveTotals totals() const;
   void reset_totals();
   TransportCounters counters() const;
@@ -85,6 +123,25 @@ class ProcessGroupDlcp final : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> work(c10::intrusive_ptr<c10::ivalue::Future> future,
                                       c10d::OpType type) const;
   void count(const std::vector<CollectiveResult>& results, std::uint64_t lossy);
+  // Reduces `tensor` in place over every rank with `op`: dlcp's float all-reduce for float
+  // SUM/AVG (with the loss budget if `may_lose` and the tensor is large enough), else exactly
+  // from the gathered tensors. Checks that `op` can reduce the dtype.
+  FutureCompleter::Job reduction_job(const at::Tensor& tensor, const c10d::ReduceOp& op,
+                                     const char* what, bool may_lose);
+  // An exact all-gather of `input`'s bytes; `use` receives every rank's tensor (the dtype and
+  // shape of `input`, rank r's at r) on the completer's thread.
+  FutureCompleter::Job gather_job(const at::Tensor& input, const char* what,
+                                  std::function<void(const std::vector<at::Tensor>&)> use);
+  // Reduce-scatter of `combined` (every rank's shards, rank r's at [r * n, (r + 1) * n)) into
+  // `output` (n entries).
+  FutureCompleter::Job reduce_scatter_job(const at::Tensor& combined, const at::Tensor& output,
+                                          const c10d::ReduceOp& op, const char* what);
+  // All-to-all of flat `input` into flat `output`: this rank sends in_counts[r] entries to rank r
+  // (in rank order) and receives out_counts[r] from it. Validates against the other ranks'.
+  FutureCompleter::Job alltoall_job(const at::Tensor& input, const at::Tensor& output,
+                                    const std::vector<std::int64_t>& in_counts,
+                                    const std::vector<std::int64_t>& out_counts, const char* what);
+  void check_rank(int rank, const char* what) const;
 
   BackendOptions options_;
   mutable std::mutex mutex_;  // guards communicator_ and totals_

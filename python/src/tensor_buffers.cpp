@@ -7,9 +7,6 @@
 namespace dlcp::python {
 namespace {
 
-// Integers up to 2^24 are exact in float32.
-constexpr double kExactFloatIntegers = 16777216.0;
-
 bool usable_in_place(const at::Tensor& tensor) {
   const auto address = reinterpret_cast<std::uintptr_t>(tensor.data_ptr());
   return tensor.is_contiguous() && tensor.nbytes() % sizeof(float) == 0 &&
@@ -45,21 +42,14 @@ TensorBuffer::TensorBuffer(Kind kind, at::Tensor target, at::Tensor staging)
   floats_ = kind_ == Kind::kInPlace ? float_view(target_) : float_view(staging_);
 }
 
-TensorBuffer TensorBuffer::for_reduction(const at::Tensor& tensor, int world_size,
-                                         const std::string& what) {
+TensorBuffer TensorBuffer::for_reduction(const at::Tensor& tensor, const std::string& what) {
   require_dense_cpu(tensor, what);
   const at::Tensor target = tensor.detach();
   const auto type = target.scalar_type();
-  require(type != at::kBool && !at::isComplexType(type), "dlcp: cannot sum ", what, " of dtype ",
-          c10::toString(type), " (use a floating or integer tensor)");
+  require(at::isFloatingType(type), "dlcp: ", what, " of dtype ", c10::toString(type),
+          " cannot take dlcp's float all-reduce (it is reduced exactly instead)");
   if (type == at::kFloat && usable_in_place(target)) {
     return TensorBuffer(Kind::kInPlace, target, {});
-  }
-  if (!at::isFloatingType(type) && target.numel() > 0) {
-    const double largest = target.abs().max().item<double>();
-    require(largest * world_size <= kExactFloatIntegers, "dlcp: ", what, " of dtype ",
-            c10::toString(type), " holds values up to ", largest, "; summed over ", world_size,
-            " ranks they would exceed 2^24, beyond which float32 is not exact");
   }
   at::Tensor staging =
       target.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous().reshape({-1});
@@ -84,12 +74,7 @@ void TensorBuffer::finish() {
     case Kind::kInPlace:
       return;
     case Kind::kConverted:
-      // Integer sums are exact, so rounding only removes float noise from a rescaled sum.
-      if (at::isFloatingType(target_.scalar_type())) {
-        target_.copy_(staging_.view(target_.sizes()));
-      } else {
-        target_.copy_(staging_.round().view(target_.sizes()));
-      }
+      target_.copy_(staging_.view(target_.sizes()));
       return;
     case Kind::kBytes:
       if (target_.numel() == 0) return;
@@ -108,6 +93,12 @@ void unpack_bytes(const at::Tensor& floats, const at::Tensor& target) {
   const auto bytes = static_cast<std::int64_t>(target.nbytes());
   const at::Tensor source = floats.view(at::kByte).narrow(0, 0, bytes);
   target.detach().copy_(source.view(target.scalar_type()).view(target.sizes()));
+}
+
+void pack_bytes(const at::Tensor& source, const at::Tensor& floats) {
+  if (source.numel() == 0) return;
+  const auto bytes = static_cast<std::int64_t>(source.nbytes());
+  floats.view(at::kByte).narrow(0, 0, bytes).copy_(bytes_of(source.detach().contiguous()));
 }
 
 }  // namespace dlcp::python

@@ -1,8 +1,8 @@
 // How a torch tensor's memory is handed to a dlcp collective, which moves float32 values.
 //
 // A float32, contiguous, CPU tensor is used in place (no copy). Anything else goes through a
-// staging copy: other floating types and small integers are converted to float32 for a
-// reduction; data movement (broadcast, all-gather) carries any dtype as raw bytes, padded to
+// staging copy: other floating types are converted to float32 for dlcp's all-reduce; data
+// movement (broadcast, all-gather, point-to-point) carries any dtype as raw bytes, padded to
 // whole floats. Anything that cannot be carried raises dlcp::Error(kInvalidArgument) naming the
 // tensor and what is wrong with it.
 #pragma once
@@ -16,10 +16,9 @@ namespace dlcp::python {
 
 class TensorBuffer {
  public:
-  // For an all-reduce over `world_size` ranks. Integer tensors are summed exactly in float32,
-  // so their values times world_size must stay within 2^24; bool and complex are refused.
-  static TensorBuffer for_reduction(const at::Tensor& tensor, int world_size,
-                                    const std::string& what);
+  // For dlcp's float all-reduce: a floating tensor (other dtypes are reduced exactly, see
+  // local_reduction.hpp).
+  static TensorBuffer for_reduction(const at::Tensor& tensor, const std::string& what);
   // For a broadcast or an all-gather input/output: the tensor's bytes.
   static TensorBuffer for_bytes(const at::Tensor& tensor, const std::string& what);
 
@@ -52,5 +51,8 @@ namespace dlcp::python {
 // Copies the bytes carried in `floats` (a float32 tensor of padded_floats(target) entries, as
 // a byte collective delivered them) into `target`, reinterpreted as target's dtype.
 void unpack_bytes(const at::Tensor& floats, const at::Tensor& target);
+// The inverse: copies `source`'s bytes into `floats` (a float32 tensor of at least
+// padded_floats(source) entries).
+void pack_bytes(const at::Tensor& source, const at::Tensor& floats);
 
 }  // namespace dlcp::python

@@ -83,11 +83,14 @@ def check_collectives(group, rank, world):
     work = dist.all_reduce(torch.ones(2000), group=group, async_op=True)
     checks["future"] = work.get_future().wait()[0][0].item()
     dist.barrier(group=group)
+    largest = torch.full((3,), float(rank))
+    dist.all_reduce(largest, op=dist.ReduceOp.MAX, group=group)
+    checks["max"] = largest[0].item()
     try:
-        dist.all_reduce(torch.ones(3), op=dist.ReduceOp.MAX, group=group)
-        checks["max_error"] = ""
+        dist.all_reduce(torch.ones(3), op=dist.ReduceOp.BAND, group=group)
+        checks["bitwise_float_error"] = ""
     except RuntimeError as error:
-        checks["max_error"] = str(error)
+        checks["bitwise_float_error"] = str(error)
     return checks
 
 

@@ -58,14 +58,23 @@ class WorldOfOneTest(unittest.TestCase):
     def test_unsupported_tensors_are_refused_with_reasons(self):
         with self.assertRaisesRegex(dlcp.InvalidArgumentError, "sparse"):
             dist.all_reduce(torch.eye(3).to_sparse())
-        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "cannot sum .* of dtype Bool"):
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "ReduceOp.SUM on a bool tensor"):
             dist.all_reduce(torch.ones(3, dtype=torch.bool))
-        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "beyond which float32 is not exact"):
-            dist.all_reduce(torch.tensor([2**25], dtype=torch.int64))
-        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "ReduceOp.AVG of an integer"):
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "ReduceOp.AVG on an integer"):
             dist.all_reduce(torch.ones(3, dtype=torch.int32), op=dist.ReduceOp.AVG)
-        with self.assertRaisesRegex(RuntimeError, "got ReduceOp.MIN"):
-            dist.all_reduce(torch.ones(3), op=dist.ReduceOp.MIN)
+        with self.assertRaisesRegex(RuntimeError, "ReduceOp.BXOR with non-integral dtype"):
+            dist.all_reduce(torch.ones(3), op=dist.ReduceOp.BXOR)
+        with self.assertRaisesRegex(RuntimeError, "recv without a source rank"):
+            dist.recv(torch.ones(3))
+
+    def test_integers_beyond_float32_are_exact(self):
+        # Integers are reduced in their own dtype, so values float32 cannot hold survive.
+        values = torch.tensor([2**53 + 1, -(2**40) - 3], dtype=torch.int64)
+        dist.all_reduce(values)
+        self.assertEqual(values.tolist(), [2**53 + 1, -(2**40) - 3])
+        largest = torch.tensor([7, -2], dtype=torch.int16)
+        dist.all_reduce(largest, op=dist.ReduceOp.MAX)
+        self.assertEqual(largest.tolist(), [7, -2])
 
     def test_wrong_pg_options_type(self):
         with self.assertRaisesRegex(TypeError, "pg_options must be dlcp.torch.Options, got dict"):
