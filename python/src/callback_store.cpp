@@ -2,21 +2,14 @@
 
 #include <pybind11/stl.h>
 
-#include <string_view>
 #include <utility>
 
-#include "dlcp/error.hpp"
+#include "store_failure.hpp"
 
 namespace py = pybind11;
 
 namespace dlcp::python {
 namespace {
-
-std::string joined(const std::vector<std::string>& keys) {
-  std::string text;
-  for (const auto& key : keys) text += (text.empty() ? "" : ", ") + key;
-  return text;
-}
 
 template <class Call>
 auto with_python(const char* operation, const std::string& key, Call&& call) {
@@ -24,11 +17,7 @@ auto with_python(const char* operation, const std::string& key, Call&& call) {
   try {
     return std::forward<Call>(call)();
   } catch (py::error_already_set& error) {
-    const std::string what = error.what();
-    const bool timed_out = what.find("imeout") != std::string::npos;
-    throw Error(timed_out ? ErrorCode::kDeadline : ErrorCode::kPeerLost, -1,
-                std::string("store ") + operation + "('" + key +
-                    "') failed: " + what.substr(0, what.find('\n')));
+    throw_store_failure("store", operation, key, error.what());
   }
 }
 
@@ -60,12 +49,12 @@ std::int64_t CallbackStore::add(const std::string& key, std::int64_t delta) {
 }
 
 bool CallbackStore::check(const std::vector<std::string>& keys) {
-  return with_python("check", joined(keys),
+  return with_python("check", joined_keys(keys),
                      [&] { return methods_.attr("check")(keys).cast<bool>(); });
 }
 
 void CallbackStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
-  with_python("wait", joined(keys), [&] { methods_.attr("wait")(keys, timeout.count()); });
+  with_python("wait", joined_keys(keys), [&] { methods_.attr("wait")(keys, timeout.count()); });
 }
 
 }  // namespace dlcp::python

@@ -1,33 +1,21 @@
 #include "torch_store.hpp"
 
 #include <exception>
-#include <string_view>
 #include <utility>
 
-#include "dlcp/error.hpp"
+#include "store_failure.hpp"
 
 namespace dlcp::python {
 namespace {
 
-// Torch stores report every failure as c10::Error / std::runtime_error; a timeout says so in
-// its message ("Socket Timeout", "Wait timeout").
+// Torch stores report every failure as c10::Error / std::runtime_error.
 template <class Call>
 auto translated(const char* operation, const std::string& key, Call&& call) {
   try {
     return std::forward<Call>(call)();
   } catch (const std::exception& error) {
-    const std::string_view what = error.what();
-    const bool timed_out = what.find("imeout") != std::string_view::npos;
-    throw Error(timed_out ? ErrorCode::kDeadline : ErrorCode::kPeerLost, -1,
-                std::string("torch store ") + operation + "('" + key +
-                    "') failed: " + std::string(what.substr(0, what.find('\n'))));
+    throw_store_failure("torch store", operation, key, error.what());
   }
-}
-
-std::string joined(const std::vector<std::string>& keys) {
-  std::string text;
-  for (const auto& key : keys) text += (text.empty() ? "" : ", ") + key;
-  return text;
 }
 
 }  // namespace
@@ -53,11 +41,11 @@ std::int64_t TorchStore::add(const std::string& key, std::int64_t delta) {
 }
 
 bool TorchStore::check(const std::vector<std::string>& keys) {
-  return translated("check", joined(keys), [&] { return store_->check(keys); });
+  return translated("check", joined_keys(keys), [&] { return store_->check(keys); });
 }
 
 void TorchStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
-  translated("wait", joined(keys), [&] { store_->wait(keys, timeout); });
+  translated("wait", joined_keys(keys), [&] { store_->wait(keys, timeout); });
 }
 
 }  // namespace dlcp::python
