@@ -74,7 +74,7 @@ def launch(args, mode, seed, name, port):
         ]
         if args.limit_train:
             command += ["--limit-train", str(args.limit_train)]
-        if mode != "gloo":
+        if not mode.startswith("gloo"):
             command += ["--loss-budget", str(args.loss_budget), "--mtu", str(args.mtu),
                         "--transport-host", host_address(host),
                         "--spine-addresses", spine_addresses(host, 2)]
@@ -112,9 +112,10 @@ def summarize_modes(runs, modes):
             "mean_final_accuracy": metrics.mean(m["final_accuracy"] for m in members),
             "min_delivered_fraction": min(m["min_epoch_delivered_fraction"] for m in members),
         }
-    gloo = summary.get("gloo")
     for mode, entry in summary.items():
-        if mode == "gloo" or gloo is None:
+        # The sharded mode is compared with sharded training over gloo, the others with DDP.
+        gloo = summary.get("gloo-sharded" if mode == "sharded" else "gloo")
+        if mode.startswith("gloo") or gloo is None:
             continue
         entry["speedup_epoch_vs_gloo"] = metrics.speedup(gloo["median_epoch_seconds"],
                                                          entry["median_epoch_seconds"])
@@ -126,7 +127,8 @@ def summarize_modes(runs, modes):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--output-dir", default="fashion_mnist_testbed")
-    parser.add_argument("--modes", default="gloo,backend,hook")
+    parser.add_argument("--modes", default="gloo,backend,hook",
+                        help="of train.py's: gloo, backend, hook, gloo-sharded, sharded")
     parser.add_argument("--seeds", default="0")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--limit-train", type=int, default=16000)

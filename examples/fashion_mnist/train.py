@@ -24,6 +24,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 from model import SmallCnn  # noqa: E402
+from sharded import ShardedSgd  # noqa: E402
 
 import dlcp.torch  # noqa: E402
 from dlcp.torch import metrics  # noqa: E402
@@ -31,7 +32,10 @@ from dlcp.torch import metrics  # noqa: E402
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mode", choices=("gloo", "hook", "backend"), default="hook")
+    parser.add_argument("--mode", choices=("gloo", "hook", "backend", "gloo-sharded", "sharded"),
+                        default="hook",
+                        help="sharded: ZeRO-3 style over the dlcp backend (gradients' "
+                        "reduce-scatter with the loss budget); gloo-sharded: the same over gloo")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=64, help="per rank")
     parser.add_argument("--lr", type=float, default=0.05)
@@ -61,7 +65,7 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if not 0.0 <= args.loss_budget <= 1.0:
         parser.error(f"--loss-budget must be within [0, 1], got {args.loss_budget}")
-    if args.mode == "gloo" and (args.loss_budget or args.drop_rate):
+    if args.mode.startswith("gloo") and (args.loss_budget or args.drop_rate):
         parser.error("--loss-budget and --drop-rate apply to the dlcp modes only")
     return args
 
@@ -83,6 +87,15 @@ def dlcp_options(args, rank):
 
 def set_up(args, model, rank):
     """The process group and the DDP model for the chosen mode; returns (ddp, statistics)."""
+    if args.mode in ("sharded", "gloo-sharded"):
+        if args.mode == "sharded":
+            options = dlcp.torch.Options(loss_budget=args.loss_budget, aggregation=args.aggregation,
+                                         **dlcp_options(args, rank))
+            dist.init_process_group("dlcp", pg_options=options)
+            group = dist.distributed_c10d._get_default_group()
+            return model, group.reset_totals, lambda: dlcp.torch.statistics(group)
+        dist.init_process_group("gloo")
+        return model, lambda: None, lambda: {}
     if args.mode == "backend":
         options = dlcp.torch.Options(loss_budget=args.loss_budget, aggregation=args.aggregation,
                                      **dlcp_options(args, rank))
@@ -135,7 +148,12 @@ def main(argv=None):
         train_images = train_images[: args.limit_train]
         train_labels = train_labels[: args.limit_train]
     test_images, test_labels = data.load("t10k", args.data_dir)
-    optimizer = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=args.momentum)
+    sharded = args.mode in ("sharded", "gloo-sharded")
+    if sharded:
+        optimizer = ShardedSgd(model, args.lr, args.momentum,
+                               reduce_scatter_supported=args.mode == "sharded")
+    else:
+        optimizer = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=args.momentum)
 
     record = {"config": {**vars(args), "world_size": world_size}, "epochs": []}
     elapsed = 0.0
@@ -149,6 +167,8 @@ def main(argv=None):
         for first in range(0, len(indices) - args.batch_size + 1, args.batch_size):
             batch = indices[first : first + args.batch_size]
             optimizer.zero_grad()
+            if sharded:
+                optimizer.gather_parameters()
             t0 = time.perf_counter()
             loss = torch.nn.functional.cross_entropy(ddp(train_images[batch]), train_labels[batch])
             t1 = time.perf_counter()
@@ -160,6 +180,8 @@ def main(argv=None):
             phases["optimizer_seconds"] += time.perf_counter() - t2
             loss_sum += loss.item()
             steps += 1
+        if sharded:
+            optimizer.gather_parameters()  # the trained shards, for evaluation
         dist.barrier()
         seconds = time.perf_counter() - start
         elapsed += seconds

@@ -1,0 +1,51 @@
+"""Sharded training (examples/fashion_mnist, --mode sharded): a short torchrun job over the dlcp
+backend whose gradients' reduce-scatter carries the loss budget and whose parameter all-gather is
+loss-free, beside the same job over gloo."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import dlcp.torch
+from test_teardown import DATA, TORCHRUN, TRAIN, free_port
+
+
+@unittest.skipUnless(dlcp.torch.BACKEND_AVAILABLE and os.path.isdir(DATA)
+                     and os.path.exists(TORCHRUN),
+                     "needs the dlcp backend, dataset-fashion-mnist and torchrun")
+class ShardedTest(unittest.TestCase):
+    def run_job(self, mode, *extra):
+        with tempfile.TemporaryDirectory() as output:
+            record_path = os.path.join(output, "record.json")
+            command = [
+                sys.executable, TORCHRUN, "--nnodes", "1", "--nproc_per_node", "3",
+                "--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{free_port()}",
+                "--redirects", "1", "--tee", "1", TRAIN, "--mode", mode, "--epochs", "2",
+                "--limit-train", "3000", "--seed", "3", "--output", record_path, *extra,
+            ]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=150)
+            self.assertEqual(done.returncode, 0, done.stdout[-3000:] + done.stderr[-3000:])
+            with open(record_path) as file:
+                return json.load(file)
+
+    def test_budget_applies_to_gradients_only_and_training_learns(self):
+        gloo = self.run_job("gloo-sharded")
+        lossy = self.run_job("sharded", "--loss-budget", "0.05")
+        for record in (gloo, lossy):
+            last = record["epochs"][-1]
+            # Every replica holds the same parameters: the all-gather is loss-free.
+            self.assertEqual(last["divergence"]["max_abs"], 0.0)
+            self.assertGreater(last["test_accuracy"], 0.55)
+        delivered = [epoch["dlcp"]["delivered_fraction"] for epoch in lossy["epochs"]]
+        self.assertTrue(all(0.94 <= d < 1.0 for d in delivered), delivered)
+        self.assertGreater(lossy["epochs"][-1]["dlcp"]["lossy_collectives"], 0)
+        # A sanity bound for so short a run (3000 images, 2 epochs): the accuracy comparison at
+        # scale is docs/pytorch.md's, "Sharded training".
+        self.assertLess(abs(lossy["final_accuracy"] - gloo["final_accuracy"]), 0.1)
+
+
+if __name__ == "__main__":
+    unittest.main()
