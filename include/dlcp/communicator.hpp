@@ -79,6 +79,7 @@ struct CollectiveResult {
   // Broadcast side: entries of this rank's result that fell back to the local value.
   std::uint64_t broadcast_entries_missing = 0;
   double seconds = 0;
+  int source = -1;  // point-to-point: the peer (for recv_any, the sender it matched)
 };
 
 // Completion handle of an asynchronous collective. Copyable; every copy sees the same result.
@@ -141,6 +142,11 @@ class Communicator {
                     const CollectiveOptions& options = {}) = 0;
   virtual Work recv(std::span<float> values, int peer, std::uint32_t tag,
                     const CollectiveOptions& options = {}) = 0;
+  // A receive from whichever worker's transfer with `tag` arrives first (CollectiveResult::source
+  // names it); a transfer of another size fails it. The other workers' next transfers with the
+  // tag are then already posted and go to the next receives from them.
+  virtual Work recv_any(std::span<float> values, std::uint32_t tag,
+                        const CollectiveOptions& options = {}) = 0;
 
   // Server ranks: serve push/pull requests until every worker's communicator is destroyed.
   // Throws dlcp::Error when a worker fails.

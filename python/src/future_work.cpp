@@ -8,8 +8,14 @@
 
 namespace dlcp::python {
 
-FutureWork::FutureWork(c10::intrusive_ptr<c10::ivalue::Future> future, int rank, c10d::OpType type)
-    : c10d::Work(rank, type), future_(std::move(future)) {}
+FutureWork::FutureWork(c10::intrusive_ptr<c10::ivalue::Future> future, int rank, c10d::OpType type,
+                       std::shared_ptr<std::atomic<int>> source)
+    : c10d::Work(rank, type), future_(std::move(future)), source_(std::move(source)) {}
+
+int FutureWork::sourceRank() const {
+  if (!source_) return c10d::Work::sourceRank();  // raises: not a receive from any source
+  return source_->load();
+}
 
 bool FutureWork::isCompleted() {
   return future_->completed();

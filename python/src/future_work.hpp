@@ -5,11 +5,17 @@
 
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include <atomic>
+#include <memory>
+
 namespace dlcp::python {
 
 class FutureWork final : public c10d::Work {
  public:
-  FutureWork(c10::intrusive_ptr<c10::ivalue::Future> future, int rank, c10d::OpType type);
+  // `source`, if given, is filled in (before the future completes) with the rank a receive
+  // took its tensor from: sourceRank() reads it.
+  FutureWork(c10::intrusive_ptr<c10::ivalue::Future> future, int rank, c10d::OpType type,
+             std::shared_ptr<std::atomic<int>> source = nullptr);
 
   bool isCompleted() override;
   bool isSuccess() const override;
@@ -19,9 +25,11 @@ class FutureWork final : public c10d::Work {
   // rethrows its error; a timeout raises dlcp::Error(kDeadline).
   bool wait(std::chrono::milliseconds timeout) override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+  int sourceRank() const override;
 
  private:
   c10::intrusive_ptr<c10::ivalue::Future> future_;
+  std::shared_ptr<std::atomic<int>> source_;
 };
 
 }  // namespace dlcp::python

@@ -104,7 +104,6 @@ class ProcessGroupDlcp final : public c10d::ProcessGroup {
                                       int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src_rank,
                                       int tag) override;
-  // Refused: a dlcp receive names its sender.
   c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
 
   CollectiveTotals totals() const;

@@ -1,6 +1,7 @@
-// Point-to-point: send and recv over the communicator's loss-free transfers, matched by peer and
-// tag in posting order.
+// Point-to-point: send, recv and recv from any source over the communicator's loss-free
+// transfers, matched by peer and tag in posting order.
 #include "argument_check.hpp"
+#include "future_work.hpp"
 #include "process_group.hpp"
 #include "tensor_buffers.hpp"
 
@@ -39,12 +40,22 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::recv(std::vector<at::Tensor>& t
   return work(post(std::move(job)), c10d::OpType::RECV);
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::recvAnysource(std::vector<at::Tensor>& /*tensors*/,
-                                                               int /*tag*/) {
-  require(false,
-          "dlcp: recv without a source rank is not supported (a dlcp receive names its sender); "
-          "pass src=");
-  return {};
+c10::intrusive_ptr<c10d::Work> ProcessGroupDlcp::recvAnysource(std::vector<at::Tensor>& tensors,
+                                                               int tag) {
+  const at::Tensor tensor = only_tensor(tensors, "recv");
+  auto buffer = std::make_shared<TensorBuffer>(TensorBuffer::for_bytes(tensor, "recv tensor"));
+  auto source = std::make_shared<std::atomic<int>>(-1);
+  FutureCompleter::Job job;
+  job.works.push_back(live("recv")->recv_any(buffer->floats(), static_cast<std::uint32_t>(tag),
+                                             collective_options(0, options_.layer)));
+  job.finish = [this, buffer, source](const std::vector<CollectiveResult>& results) {
+    buffer->finish();
+    source->store(results.at(0).source);
+    count(results, 0);
+  };
+  job.value = {tensor};
+  return c10::make_intrusive<FutureWork>(post(std::move(job)), getRank(),
+                                         c10d::OpType::RECVANYSOURCE, std::move(source));
 }
 
 }  // namespace dlcp::python

@@ -5,15 +5,13 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
-#include <future>
-#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
 
 #include "api/job_secret.hpp"
+#include "api/point_to_point.hpp"
 #include "collectives/collectives.hpp"
-#include "collectives/message_id.hpp"
 #include "common/time.hpp"
 #include "dlcp/communicator.hpp"
 
@@ -57,6 +55,8 @@ class CommunicatorImpl final : public Communicator {
             const CollectiveOptions& options) override;
   Work recv(std::span<float> values, int peer, std::uint32_t tag,
             const CollectiveOptions& options) override;
+  Work recv_any(std::span<float> values, std::uint32_t tag,
+                const CollectiveOptions& options) override;
   void serve() override;
   TransportCounters counters() const override { return transport_->counters(); }
 
@@ -68,11 +68,6 @@ class CommunicatorImpl final : public Communicator {
 
   void join(Store& store);
   void require_worker(const char* what) const;
-  // The transport id and options of the next point-to-point transfer with `peer` and `tag` in
-  // one direction (`sequences`: this rank's sends, or its receives).
-  std::uint64_t point_to_point_id(std::map<std::pair<int, std::uint32_t>, std::uint32_t>& sequences,
-                                  int peer, std::uint32_t tag, const char* what,
-                                  const CollectiveOptions& options);
   // Queues a collective; `make` receives the collective's sequence number(s) at submission, so
   // every rank numbers its collectives identically whatever thread later runs them.
   Work submit(std::function<std::function<CollectiveResult()>()> make);
@@ -84,8 +79,10 @@ class CommunicatorImpl final : public Communicator {
   int world_size_;
   int workers_;
   collectives::Scratch scratch_;  // declared before the transport: it outlives every transfer
-  std::unique_ptr<Transport> transport_;
+  // Shared with point-to-point receives still waiting (api::PointToPoint).
+  std::shared_ptr<Transport> transport_;
   std::optional<collectives::Group> group_;
+  std::optional<api::PointToPoint> point_to_point_;
 
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -94,9 +91,6 @@ class CommunicatorImpl final : public Communicator {
   bool stopping_ = false;
   std::uint32_t next_seq_ = 0;
   std::uint32_t next_ps_seq_ = 0;
-  std::mutex point_to_point_mutex_;
-  std::map<std::pair<int, std::uint32_t>, std::uint32_t> sends_;  // next sequence per (peer, tag)
-  std::map<std::pair<int, std::uint32_t>, std::uint32_t> receives_;  // the same for receives
   std::optional<Error> broken_;
   std::vector<std::thread> threads_;
 };
@@ -159,6 +153,7 @@ void CommunicatorImpl::join(Store& store) {
   if (world_size_ == 1) block = kSoloBlock;
   group_.emplace(collectives::Group{*transport_, world_rank_, workers_, options_.servers, block,
                                     options_.segment_bytes, scratch_});
+  point_to_point_.emplace(transport_, world_rank_, workers_);
 }
 
 CommunicatorImpl::~CommunicatorImpl() {
@@ -332,69 +327,22 @@ void CommunicatorImpl::barrier() {
   }).wait();
 }
 
-std::uint64_t CommunicatorImpl::point_to_point_id(
-    std::map<std::pair<int, std::uint32_t>, std::uint32_t>& sequences, int peer, std::uint32_t tag,
-    const char* what, const CollectiveOptions& options) {
-  require_worker(what);
-  options.validate();
-  if (peer < 0 || peer >= workers_ || peer == world_rank_) {
-    throw Error(ErrorCode::kInvalidArgument, peer,
-                std::string(what) + " with rank " + std::to_string(peer) +
-                    ": not another worker of " + std::to_string(workers_));
-  }
-  if (options.loss_budget > 0 || options.broadcast_loss_budget > 0) {
-    throw Error(ErrorCode::kInvalidArgument, peer,
-                std::string(what) + " is loss-free: its options must not set a loss budget");
-  }
-  std::lock_guard lock(point_to_point_mutex_);
-  const std::uint32_t sequence = sequences[{peer, tag & (collectives::kMaxSteps - 1)}]++;
-  return collectives::message_id(sequence, collectives::Phase::kPointToPoint, tag, 0);
-}
-
-namespace {
-
-MessageOptions point_to_point_options(const CollectiveOptions& options) {
-  MessageOptions message;
-  message.layer = options.layer;
-  message.num_layers = options.num_layers;
-  message.deadline = options.deadline;
-  return message;
-}
-
-// A transfer's future as a Work: a thread waits for it, so that Work::ready() and wait() behave
-// as for collectives.
-Work point_to_point_work(std::future<MessageResult> transfer, std::size_t entries) {
-  return Work(std::async(std::launch::async, [transfer = std::move(transfer), entries]() mutable {
-                const MessageResult message = transfer.get();
-                CollectiveResult result;
-                result.entries = entries;
-                result.seconds = message.stats.seconds;
-                return result;
-              }).share());
-}
-
-Work completed_work() {
-  std::promise<CollectiveResult> done;
-  done.set_value(CollectiveResult{});
-  return Work(done.get_future().share());
-}
-
-}  // namespace
-
 Work CommunicatorImpl::send(std::span<const float> values, int peer, std::uint32_t tag,
                             const CollectiveOptions& options) {
-  const std::uint64_t id = point_to_point_id(sends_, peer, tag, "send", options);
-  if (values.empty()) return completed_work();  // the receiver's is empty too: nothing to move
-  return point_to_point_work(transport_->send(peer, id, values, point_to_point_options(options)),
-                             values.size());
+  require_worker("send");
+  return point_to_point_->send(values, peer, tag, options);
 }
 
 Work CommunicatorImpl::recv(std::span<float> values, int peer, std::uint32_t tag,
                             const CollectiveOptions& options) {
-  const std::uint64_t id = point_to_point_id(receives_, peer, tag, "recv", options);
-  if (values.empty()) return completed_work();
-  return point_to_point_work(transport_->recv(peer, id, values, point_to_point_options(options)),
-                             values.size());
+  require_worker("recv");
+  return point_to_point_->recv(values, peer, tag, options);
+}
+
+Work CommunicatorImpl::recv_any(std::span<float> values, std::uint32_t tag,
+                                const CollectiveOptions& options) {
+  require_worker("recv");
+  return point_to_point_->recv_any(values, tag, options);
 }
 
 void CommunicatorImpl::serve() {

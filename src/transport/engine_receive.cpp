@@ -407,7 +407,12 @@ void Engine::settle_group(std::uint64_t id, TimePoint now) {
 void Engine::end_incoming(IncomingMessage& message) {
   const MessageKey key = message.key;
   if (message.options.budget_group != 0) groups_.leave(message.options.budget_group, key);
-  remember_settled(key, message.receiver->flow_seen());
+  // Late packets of a transfer that started are refused as stale. One whose sender never showed
+  // (no FlowStart, no packet: a receive that timed out first) may still be sent later, and a
+  // receive posted again under its id must get it.
+  if (message.receiver->flow_seen() || message.receiver->tracker() != nullptr) {
+    remember_settled(key, message.receiver->flow_seen());
+  }
   incoming_.erase(key);
 }
 

@@ -1,5 +1,7 @@
 // Communicator::send / recv: tags matched in order per (peer, tag) whatever order the receives
 // are posted in, empty transfers, and refusals that name what is wrong.
+#include <algorithm>
+
 #include "collectives_fixture.hpp"
 
 namespace dlcp::test {
@@ -56,6 +58,50 @@ TEST(PointToPoint, BothWaysAtOnceAndEmptyTransfers) {
   });
 }
 
+TEST(PointToPoint, ReceiveFromAnySourceTakesTheFirstAndLeavesTheRestInOrder) {
+  run_communicators(3, communicator_options(Algorithm::kRing), [&](Communicator& comm) {
+    if (comm.rank() == 0) {
+      // Two from any source with tag 5, then each peer's next with tag 5 by name.
+      std::vector<int> sources;
+      for (int k = 0; k < 2; ++k) {
+        std::vector<float> values(300);
+        const CollectiveResult result = comm.recv_any(values, 5).wait();
+        ASSERT_TRUE(result.source == 1 || result.source == 2) << result.source;
+        EXPECT_TRUE(bit_equal(values, filled(300, static_cast<float>(result.source * 1000))));
+        sources.push_back(result.source);
+      }
+      std::sort(sources.begin(), sources.end());
+      EXPECT_EQ(sources, (std::vector<int>{1, 2}));
+      for (const int peer : {2, 1}) {
+        std::vector<float> values(300);
+        EXPECT_EQ(comm.recv(values, peer, 5).wait().source, peer);
+        EXPECT_TRUE(bit_equal(values, filled(300, static_cast<float>(peer * 1000 + 1))));
+      }
+    } else {
+      const auto first = filled(300, static_cast<float>(comm.rank() * 1000));
+      const auto second = filled(300, static_cast<float>(comm.rank() * 1000 + 1));
+      comm.send(first, 0, 5).wait();
+      comm.send(second, 0, 5).wait();
+    }
+  });
+}
+
+TEST(PointToPoint, AnySourceTimesOutAndKeepsThePeersPlace) {
+  run_communicators(2, communicator_options(Algorithm::kRing), [&](Communicator& comm) {
+    std::vector<float> values(10);
+    if (comm.rank() == 0) {
+      EXPECT_THROW(comm.recv_any(values, 1, {.deadline = std::chrono::milliseconds(300)}).wait(),
+                   Error);
+      comm.barrier();  // the peer sends only now
+      EXPECT_EQ(comm.recv(values, 1, 1).wait().source, 1);
+      EXPECT_TRUE(bit_equal(values, filled(10, 7)));
+    } else {
+      comm.barrier();
+      comm.send(filled(10, 7), 0, 1).wait();
+    }
+  });
+}
+
 TEST(PointToPoint, RefusesItselfOtherRanksAndABudget) {
   run_communicators(2, communicator_options(Algorithm::kRing), [&](Communicator& comm) {
     std::vector<float> values(4);
@@ -72,6 +118,8 @@ TEST(PointToPoint, RefusesItselfOtherRanksAndABudget) {
     refused([&] { comm.recv(values, 2, 0); }, "not another worker");
     refused([&] { comm.send(values, 1 - comm.rank(), 0, {.loss_budget = 0.1}); },
             "must not set a loss budget");
+    std::vector<float> empty;
+    refused([&] { comm.recv_any(empty, 0); }, "empty buffer");
   });
 }
 

@@ -252,6 +252,19 @@ def point_to_point(c, lossless, world, rank):
             request.wait()
         c.same(name + " big", got_big, make((100_003,), torch.float32, 60 + before), True)
         c.same(name + " small", got_small, make((5,), torch.int64, 61 + before), True)
+        # From any source: rank 0 takes every other rank's tensor in arrival order.
+        if rank == 0:
+            senders = []
+            for _ in range(world - 1):
+                got = torch.empty(33, dtype=torch.int32)
+                sender = dist.recv(got, group=lossless, tag=7)
+                senders.append(sender)
+                c.same(f"{name} any source from {sender}", got, make((33,), torch.int32, 90 + sender), True)
+            c.checks += 1
+            if sorted(senders) != list(range(1, world)):
+                c.failures.append(f"{name} any source: senders {senders}")
+        else:
+            dist.send(make((33,), torch.int32, 90 + rank), 0, group=lossless, tag=7)
         if rank == 0:
             dist.send(torch.arange(3), 1, group=lossless)
         elif rank == 1:
@@ -293,7 +306,6 @@ def refusals(c, lossless, world, rank):
         "bitwise on floats": lambda: dist.all_reduce(torch.ones(3), op=R.BAND, group=lossless),
         "average of integers": lambda: dist.all_reduce(torch.ones(3, dtype=torch.int32), op=R.AVG, group=lossless),
         "uneven splits that do not add up": lambda: dist.all_to_all_single(torch.empty(world), torch.ones(world), [1] * world, [2] * world, group=lossless),
-        "recv from any source": lambda: dist.recv(torch.empty(3), group=lossless),
     }
     for name, call in cases.items():
         c.checks += 1
