@@ -61,7 +61,7 @@ TEST(PointToPoint, BothWaysAtOnceAndEmptyTransfers) {
 TEST(PointToPoint, ReceiveFromAnySourceTakesTheFirstAndLeavesTheRestInOrder) {
   run_communicators(3, communicator_options(Algorithm::kRing), [&](Communicator& comm) {
     if (comm.rank() == 0) {
-      // Two from any source with tag 5, then each peer's next with tag 5 by name.
+      // One transfer with tag 5 from each peer, received without naming it.
       std::vector<int> sources;
       for (int k = 0; k < 2; ++k) {
         std::vector<float> values(300);
@@ -72,16 +72,18 @@ TEST(PointToPoint, ReceiveFromAnySourceTakesTheFirstAndLeavesTheRestInOrder) {
       }
       std::sort(sources.begin(), sources.end());
       EXPECT_EQ(sources, (std::vector<int>{1, 2}));
+      // The second any-source receive left a receive of the other peer's next transfer posted
+      // ahead: receives by name still get each peer's transfers in order.
+      comm.barrier();
       for (const int peer : {2, 1}) {
         std::vector<float> values(300);
         EXPECT_EQ(comm.recv(values, peer, 5).wait().source, peer);
         EXPECT_TRUE(bit_equal(values, filled(300, static_cast<float>(peer * 1000 + 1))));
       }
     } else {
-      const auto first = filled(300, static_cast<float>(comm.rank() * 1000));
-      const auto second = filled(300, static_cast<float>(comm.rank() * 1000 + 1));
-      comm.send(first, 0, 5).wait();
-      comm.send(second, 0, 5).wait();
+      comm.send(filled(300, static_cast<float>(comm.rank() * 1000)), 0, 5).wait();
+      comm.barrier();  // the second only once rank 0 has both first ones
+      comm.send(filled(300, static_cast<float>(comm.rank() * 1000 + 1)), 0, 5).wait();
     }
   });
 }
