@@ -23,8 +23,6 @@ class TensorBuffer {
   static TensorBuffer for_bytes(const at::Tensor& tensor, const std::string& what);
 
   std::span<float> floats() const { return floats_; }
-  bool in_place() const { return kind_ == Kind::kInPlace; }
-  bool floating_point() const { return target_.is_floating_point(); }
   // Copies a staged result back into the tensor; nothing to do in place.
   void finish();
 

@@ -183,11 +183,7 @@ MessageReceiver::MessageReceiver(std::uint32_t total_floats, std::uint32_t strid
           State{dlcp::protocol::MessageReceiver(total_floats, budget_ppm, at(posted_ns))})) {
   auto& receiver = state_->receiver;
   receiver.accept_shape(total_floats, static_cast<std::uint16_t>(stride_floats));
-  std::vector<std::uint8_t> bitmap((protected_flags.size() + 7) / 8, 0);
-  for (std::size_t seq = 0; seq < protected_flags.size(); ++seq) {
-    if (protected_flags[seq]) bitmap[seq / 8] |= static_cast<std::uint8_t>(1u << (seq % 8));
-  }
-  receiver.on_flow(bitmap, budget_ppm, at(posted_ns));
+  receiver.on_flow(dlcp::protocol::protected_bitmap(protected_flags), budget_ppm, at(posted_ns));
 }
 MessageReceiver::MessageReceiver(MessageReceiver&&) noexcept = default;
 MessageReceiver::~MessageReceiver() = default;

@@ -8,6 +8,14 @@
 
 namespace dlcp::protocol {
 
+std::vector<std::uint8_t> protected_bitmap(const std::vector<std::uint8_t>& protected_flags) {
+  std::vector<std::uint8_t> bitmap((protected_flags.size() + 7) / 8, 0);
+  for (std::size_t seq = 0; seq < protected_flags.size(); ++seq) {
+    if (protected_flags[seq]) bitmap[seq / 8] |= static_cast<std::uint8_t>(1u << (seq % 8));
+  }
+  return bitmap;
+}
+
 MessageSender::MessageSender(std::uint32_t total_floats, std::uint16_t stride_floats,
                              policy::PacketRanking ranking)
     : total_floats_(total_floats), stride_(stride_floats) {
@@ -47,11 +55,7 @@ wire::FlowStart MessageSender::flow_start(std::uint64_t message_id, std::uint8_t
   flow.loss_budget_ppm = budget_ppm;
   flow.packet_count = packet_count_;
   flow.protected_count = protected_count_;
-  flow.protected_bitmap.assign((packet_count_ + 7) / 8, 0);
-  for (std::uint32_t seq = 0; seq < packet_count_; ++seq) {
-    if (protected_[seq])
-      flow.protected_bitmap[seq / 8] |= static_cast<std::uint8_t>(1u << (seq % 8));
-  }
+  flow.protected_bitmap = protected_bitmap(protected_);
   return flow;
 }
 

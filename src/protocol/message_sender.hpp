@@ -11,6 +11,9 @@
 
 namespace dlcp::protocol {
 
+// One bit per packet, set for the protected ones, as FlowStart carries them.
+std::vector<std::uint8_t> protected_bitmap(const std::vector<std::uint8_t>& protected_flags);
+
 class MessageSender {
  public:
   // A message of `total_floats` (> 0) in packets of `stride_floats` (> 0). `ranking` gives the
