@@ -128,7 +128,8 @@ void write_control_seeds(const fs::path& dir) {
   hello.world_size = 4;
   hello.data_sockets = {{0x7F000001u, 40000}, {0x7F000001u, 40001}};
   for (std::size_t i = 0; i < kNonceBytes; ++i) hello.nonce[i] = static_cast<std::uint8_t>(i * 5);
-  hello.features = hello_features::kPairSeq | hello_features::kSharedBandMarks;
+  hello.features =
+      hello_features::kPairSeq | hello_features::kSharedBandMarks | hello_features::kWireDtypes;
   write_file(dir / "valid_hello.bin", body(hello));
   hello.features |= hello_features::kPacketMac;
   write_file(dir / "valid_hello_packet_mac.bin", body(hello));

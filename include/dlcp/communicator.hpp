@@ -65,6 +65,20 @@ struct CollectiveOptions {
   Aggregation aggregation = Aggregation::kUnbiased;
   std::optional<Algorithm> algorithm{};       // default: CommunicatorOptions::algorithm
   std::chrono::milliseconds deadline{30000};  // per transfer; a dead peer fails sooner
+  // How all-reduce's values travel (broadcast, all-gather and point-to-point are float32 only).
+  // With a 16-bit dtype every rank first rounds its input to it, blocks are reduced in float32
+  // and each result is rounded once more before it is sent, the owner's copy too, so that every
+  // rank ends bit-identical. Transpose and parameter server round a block's sum once; ring
+  // forwards partial sums, rounding them at each of its size()-1 hops.
+  WireDtype wire = WireDtype::kFloat32;
+  // Error feedback for a 16-bit wire: the caller's buffer of values.size() floats, zero before
+  // the first call and kept per tensor, into which each call leaves its input's rounding error
+  // and from which the next call adds it back. Empty (the default) = off.
+  std::span<float> error_feedback{};
+  // A randomized Hadamard rotation of the values before the all-reduce and back after (the same
+  // on every rank), so that a lost packet's error is spread thinly over many entries instead of
+  // zeroing a run of them. Costs O(n log n) per call; off by default.
+  bool hadamard_rotation = false;
 
   void validate() const;  // throws Error(kInvalidArgument) naming the field
 };

@@ -12,6 +12,22 @@ namespace dlcp {
 
 inline constexpr int kPriorityClasses = 8;
 
+// How a message's values travel. Senders convert once when they build a packet, receivers convert
+// back to float32 when they place it; every packet says which it carries, so a receiver takes
+// either. The 16-bit dtypes halve the bytes on the wire and round each value to nearest even:
+enum class WireDtype : std::uint8_t {
+  kFloat32,   // IEEE binary32 as given: exact
+  kBfloat16,  // the upper half of binary32: float32's range, 8 significant bits
+  kFloat16,   // IEEE binary16 (11 significant bits) times a power of two chosen per packet so
+              // that the packet's largest magnitude lands in (2^14, 2^15]: no overflow, and small
+              // gradients keep their precision (see docs/protocol.md)
+};
+
+const char* to_string(WireDtype dtype);  // "fp32", "bf16", "fp16"
+// Parses "fp32"/"float32", "bf16"/"bfloat16", "fp16"/"float16"; throws
+// Error(kInvalidArgument) naming the accepted spellings.
+WireDtype parse_wire_dtype(const std::string& name);
+
 // DSCP per (priority class, drop precedence) and for control traffic. Defaults (see
 // DscpTable::defaults): class c -> CS(7 - c) with AF-style low-drop bits (0b010) when protected and
 // high-drop bits (0b110) when drop-eligible, so class 0 (front layers) is the most urgent;
@@ -161,6 +177,9 @@ struct MessageOptions {
   // (each 1..world size). Receive: zeroed when posted, then each arriving packet's count is
   // written, so 0 marks a packet that never arrived. Must stay alive until the future is ready.
   std::span<std::uint16_t> packet_contributions{};
+  // Send: how the values travel (receivers read what each packet says). packet_floats counts
+  // values, so a 16-bit packet carries about twice as many as a float32 one of the same size.
+  WireDtype wire = WireDtype::kFloat32;
 
   void validate() const;
 };

@@ -12,6 +12,7 @@
 #include "api/job_secret.hpp"
 #include "api/point_to_point.hpp"
 #include "collectives/collectives.hpp"
+#include "collectives/value_transform.hpp"
 #include "common/time.hpp"
 #include "dlcp/communicator.hpp"
 
@@ -264,21 +265,42 @@ Work CommunicatorImpl::allreduce(std::span<float> values, const CollectiveOption
   if (values.size() > 0xFFFFFFFFull) {
     throw Error(ErrorCode::kInvalidArgument, -1, "all-reduce of more than 2^32-1 floats");
   }
+  if (!options.error_feedback.empty()) {
+    if (options.wire == WireDtype::kFloat32) {
+      throw Error(ErrorCode::kInvalidArgument, -1,
+                  "CollectiveOptions.error_feedback needs a 16-bit wire (bf16 or fp16): fp32 "
+                  "leaves no rounding error to feed back");
+    }
+    if (options.error_feedback.size() != values.size()) {
+      throw Error(ErrorCode::kInvalidArgument, -1,
+                  "CollectiveOptions.error_feedback holds " +
+                      std::to_string(options.error_feedback.size()) + " floats for " +
+                      std::to_string(values.size()) + " values");
+    }
+  }
   return submit([this, values, options, algorithm]() -> std::function<CollectiveResult()> {
+    // Rounding to the wire and rotating happen on the collective's own thread, in turn.
+    const auto around = [this, values, options](auto algorithm_call) {
+      collectives::prepare_allreduce_input(values, options, group_->block_for(options.wire));
+      CollectiveResult result = algorithm_call();
+      collectives::finish_allreduce_output(values, options);
+      return result;
+    };
     if (algorithm == Algorithm::kParameterServer) {
       const std::uint32_t ps_seq = next_ps_seq_++;
-      return [this, values, options, ps_seq] {
-        return collectives::ps_allreduce(*group_, ps_seq, values, options);
+      return [this, values, options, ps_seq, around] {
+        return around([&] { return collectives::ps_allreduce(*group_, ps_seq, values, options); });
       };
     }
     const std::uint32_t seq = next_seq_++;
     if (algorithm == Algorithm::kTranspose) {
-      return [this, values, options, seq] {
-        return collectives::transpose_allreduce(*group_, seq, values, options);
+      return [this, values, options, seq, around] {
+        return around(
+            [&] { return collectives::transpose_allreduce(*group_, seq, values, options); });
       };
     }
-    return [this, values, options, seq] {
-      return collectives::ring_allreduce(*group_, seq, values, options);
+    return [this, values, options, seq, around] {
+      return around([&] { return collectives::ring_allreduce(*group_, seq, values, options); });
     };
   });
 }
@@ -287,6 +309,7 @@ Work CommunicatorImpl::broadcast(std::span<float> values, int root,
                                  const CollectiveOptions& options) {
   require_worker("broadcast");
   options.validate();
+  collectives::require_float32_values(options, "broadcast");
   if (root < 0 || root >= workers_) {
     throw Error(ErrorCode::kInvalidArgument, -1,
                 "broadcast root " + std::to_string(root) + " is not a worker rank");
@@ -303,6 +326,7 @@ Work CommunicatorImpl::allgather(std::span<const float> input, std::span<float> 
                                  const CollectiveOptions& options) {
   require_worker("allgather");
   options.validate();
+  collectives::require_float32_values(options, "allgather");
   if (output.size() != input.size() * static_cast<std::size_t>(workers_)) {
     throw Error(ErrorCode::kInvalidArgument, -1,
                 "allgather output holds " + std::to_string(output.size()) + " floats, expected " +

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "collectives/message_id.hpp"
+#include "collectives/value_transform.hpp"
 #include "dlcp/error.hpp"
 
 namespace dlcp::api {
@@ -57,6 +58,7 @@ PointToPoint::PointToPoint(std::shared_ptr<Transport> transport, int rank, int w
 PointToPoint::Key PointToPoint::checked_key(int peer, std::uint32_t tag, const char* what,
                                             const CollectiveOptions& options) const {
   options.validate();
+  collectives::require_float32_values(options, what);
   if (peer < 0 || peer >= workers_ || peer == rank_) {
     throw Error(ErrorCode::kInvalidArgument, peer,
                 std::string(what) + " with rank " + std::to_string(peer) +
@@ -148,6 +150,7 @@ Work PointToPoint::recv(std::span<float> values, int peer, std::uint32_t tag,
 Work PointToPoint::recv_any(std::span<float> values, std::uint32_t tag,
                             const CollectiveOptions& options) {
   options.validate();
+  collectives::require_float32_values(options, "recv from any source");
   if (values.empty()) {
     throw Error(ErrorCode::kInvalidArgument, -1,
                 "recv from any source of an empty buffer: no transfer would name its sender");

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <string_view>
 
+#include "wire/values.hpp"
+
 namespace dlcp::collectives {
 namespace {
 
@@ -35,6 +37,10 @@ MessageResult Group::await(std::future<MessageResult>& transfer) const {
   }
 }
 
+std::size_t Group::block_for(WireDtype wire) const {
+  return wire::packet_values(wire, block);
+}
+
 MessageOptions Group::message_options(const CollectiveOptions& options, double loss_budget,
                                       std::span<std::uint16_t> counts) const {
   MessageOptions message;
@@ -42,7 +48,8 @@ MessageOptions Group::message_options(const CollectiveOptions& options, double l
   message.num_layers = options.num_layers;
   message.loss_budget = loss_budget;
   message.deadline = options.deadline;
-  message.packet_floats = block;
+  message.packet_floats = static_cast<std::uint16_t>(block_for(options.wire));
+  message.wire = options.wire;
   message.packet_contributions = counts;
   return message;
 }

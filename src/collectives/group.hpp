@@ -22,7 +22,7 @@ struct Group {
   int rank = 0;  // among the workers; workers are transport ranks 0 .. size-1
   int size = 1;
   int servers = 0;          // parameter servers: transport ranks size .. size+servers-1
-  std::uint16_t block = 1;  // floats per packet, the same on every rank
+  std::uint16_t block = 1;  // float32 values per packet, the same on every rank
   std::size_t segment_bytes = 4u << 20;
   Scratch& scratch;
 
@@ -30,7 +30,11 @@ struct Group {
   // when this transfer's peer is alive, so that no rank waits for a deadline behind a dead one.
   MessageResult await(std::future<MessageResult>& transfer) const;
 
-  // Transport options for a transfer of this collective.
+  // Values per packet in `wire`: the unit in which collectives cut buffers and count
+  // contributions (a 16-bit packet of the same size holds about twice as many).
+  std::size_t block_for(WireDtype wire) const;
+
+  // Transport options for a transfer of this collective (its wire dtype and packet size).
   MessageOptions message_options(const CollectiveOptions& options, double loss_budget,
                                  std::span<std::uint16_t> counts = {}) const;
 };

@@ -30,8 +30,8 @@ int server_rank(const Group& g, int index) {
   return g.size + index;
 }
 
-Range shard_of(const Group& g, std::size_t total, int index) {
-  return aligned_part(total, static_cast<std::size_t>(g.servers), g.block,
+Range shard_of(const Group& g, std::size_t total, std::size_t block, int index) {
+  return aligned_part(total, static_cast<std::size_t>(g.servers), block,
                       static_cast<std::size_t>(index));
 }
 
@@ -49,8 +49,8 @@ CollectiveResult ps_allreduce(const Group& g, std::uint32_t ps_seq, std::span<fl
                               const CollectiveOptions& options) {
   CollectiveResult result;
   result.entries = values.size();
-  const std::size_t block = g.block;
-  const std::size_t max_shard = shard_of(g, values.size(), 0).size;
+  const std::size_t block = g.block_for(options.wire);
+  const std::size_t max_shard = shard_of(g, values.size(), block, 0).size;
   const std::size_t segment =
       segment_floats(g.segment_bytes / sizeof(float), block, max_shard, kMaxSegments);
   const std::size_t shard_blocks = blocks_in(max_shard, block);
@@ -61,7 +61,7 @@ CollectiveResult ps_allreduce(const Group& g, std::uint32_t ps_seq, std::span<fl
   std::vector<std::future<MessageResult>> pulls;
   std::vector<std::future<MessageResult>> sends;
   for (int s = 0; s < g.servers; ++s) {
-    const Range shard = shard_of(g, values.size(), s);
+    const Range shard = shard_of(g, values.size(), block, s);
     PsDescriptor d;
     d.shard_floats = static_cast<std::uint32_t>(shard.size);
     d.segment_floats = static_cast<std::uint32_t>(segment);
@@ -71,6 +71,7 @@ CollectiveResult ps_allreduce(const Group& g, std::uint32_t ps_seq, std::span<fl
     d.broadcast_budget_ppm = policy::budget_ppm(options.broadcast_loss_budget);
     d.op = options.op;
     d.aggregation = options.aggregation;
+    d.wire = options.wire;
     d.deadline_ms = static_cast<std::uint32_t>(options.deadline.count());
     const auto wire = encode_descriptor(d);
     auto words = descriptors.span().subspan(static_cast<std::size_t>(s) * kPsDescriptorWords,
@@ -100,7 +101,7 @@ CollectiveResult ps_allreduce(const Group& g, std::uint32_t ps_seq, std::span<fl
   const float fallback_scale = options.op == ReduceOp::kSum ? static_cast<float>(g.size) : 1.0f;
   std::size_t next_pull = 0;
   for (int s = 0; s < g.servers; ++s) {
-    const Range shard = shard_of(g, values.size(), s);
+    const Range shard = shard_of(g, values.size(), block, s);
     auto counts = pulled_counts.span().subspan(static_cast<std::size_t>(s) * shard_blocks,
                                                blocks_in(shard.size, block));
     for (std::size_t k = 0; k < segment_count(shard.size, segment); ++k)
@@ -249,7 +250,7 @@ class Server {
   }
 
   void reduce_and_return(std::uint32_t seq, const PsDescriptor& d) {
-    const std::size_t block = g_.block;
+    const std::size_t block = g_.block_for(d.wire);
     if (d.segment_floats % block != 0) {
       throw Error(ErrorCode::kProtocol, 0,
                   "parameter-server segment of " + std::to_string(d.segment_floats) +
@@ -263,6 +264,7 @@ class Server {
     options.layer = static_cast<int>(d.layer);
     options.num_layers = static_cast<int>(d.num_layers);
     options.deadline = std::chrono::milliseconds(d.deadline_ms);
+    options.wire = d.wire;
     const double budget = d.loss_budget_ppm / 1e6;
     const double broadcast_budget = d.broadcast_budget_ppm / 1e6;
 

@@ -5,7 +5,7 @@
 namespace dlcp::collectives {
 namespace {
 
-constexpr std::uint32_t kMagic = 0x444C5053;  // "DLPS", version 1
+constexpr std::uint32_t kMagic = 0x444C5053;  // "DLPS"; the word count is the version
 constexpr std::uint32_t kKindAllreduce = 1;
 constexpr std::uint32_t kKindShutdown = 2;
 constexpr std::uint32_t kPpm = 1'000'000;
@@ -24,7 +24,8 @@ PsDescriptorWire encode_descriptor(const PsDescriptor& d) {
       d.broadcast_budget_ppm,
       static_cast<std::uint32_t>(d.op),
       static_cast<std::uint32_t>(d.aggregation),
-      d.deadline_ms};
+      d.deadline_ms,
+      static_cast<std::uint32_t>(d.wire)};
   PsDescriptorWire wire{};
   for (std::size_t i = 0; i < words.size(); ++i) wire[i] = std::bit_cast<float>(words[i]);
   return wire;
@@ -58,6 +59,10 @@ Expected<PsDescriptor, std::string> decode_descriptor(std::span<const float> flo
     return unexpected(std::string("aggregation"));
   }
   if (d.deadline_ms == 0) return unexpected(std::string("deadline"));
+  if (w[11] > static_cast<std::uint32_t>(WireDtype::kFloat16)) {
+    return unexpected(std::string("wire dtype"));
+  }
+  d.wire = static_cast<WireDtype>(w[11]);
   d.op = static_cast<ReduceOp>(w[8]);
   d.aggregation = static_cast<Aggregation>(w[9]);
   return d;

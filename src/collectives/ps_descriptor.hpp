@@ -24,10 +24,11 @@ struct PsDescriptor {
   ReduceOp op = ReduceOp::kSum;
   Aggregation aggregation = Aggregation::kUnbiased;
   std::uint32_t deadline_ms = 0;
+  WireDtype wire = WireDtype::kFloat32;  // how pushes and pulls travel
   bool operator==(const PsDescriptor&) const = default;
 };
 
-inline constexpr std::size_t kPsDescriptorWords = 11;
+inline constexpr std::size_t kPsDescriptorWords = 12;
 using PsDescriptorWire = std::array<float, kPsDescriptorWords>;
 
 PsDescriptorWire encode_descriptor(const PsDescriptor& descriptor);

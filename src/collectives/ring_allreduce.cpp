@@ -10,6 +10,7 @@
 #include "collectives/collectives.hpp"
 #include "collectives/message_id.hpp"
 #include "collectives/reduction.hpp"
+#include "wire/values.hpp"
 
 namespace dlcp::collectives {
 namespace {
@@ -25,7 +26,7 @@ class Ring {
         world_(group.size),
         next_((group.rank + 1) % group.size),
         prev_((group.rank + group.size - 1) % group.size),
-        block_(group.block),
+        block_(group.block_for(options.wire)),
         max_chunk_(aligned_part(values.size(), world_, block_, 0).size),
         chunk_blocks_(blocks_in(max_chunk_, block_)),
         segment_(
@@ -186,9 +187,11 @@ CollectiveResult Ring::run() {
         send_reduce(s + 1, k);
         continue;
       }
-      // Chunk r + 1 is complete here: finalize it once, for every rank.
+      // Chunk r + 1 is complete here: finalize it once, for every rank, and round it as the
+      // others will receive it.
       const FinalizeStats stats =
           finalize(acc, counts, block_, world_, options_.op, options_.aggregation);
+      wire::round_to_wire(acc, options_.wire, block_);
       result.contributions_expected += stats.contributions_expected;
       result.contributions_received += stats.contributions_received;
       if (lossy_gather_) {

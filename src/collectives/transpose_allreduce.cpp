@@ -10,6 +10,7 @@
 #include "collectives/collectives.hpp"
 #include "collectives/message_id.hpp"
 #include "collectives/reduction.hpp"
+#include "wire/values.hpp"
 
 namespace dlcp::collectives {
 
@@ -19,7 +20,7 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
   result.entries = values.size();
   const int world = g.size;
   if (world == 1) return result;
-  const std::size_t block = g.block;
+  const std::size_t block = g.block_for(options.wire);
   const auto part = [&](int j) {
     return aligned_part(values.size(), static_cast<std::size_t>(world), block,
                         static_cast<std::size_t>(j));
@@ -107,6 +108,8 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
     }
     const FinalizeStats stats =
         finalize(acc, acc_counts, block, world, options.op, options.aggregation);
+    // The owner keeps what the others will receive.
+    wire::round_to_wire(acc, options.wire, block);
     result.contributions_expected += stats.contributions_expected;
     result.contributions_received += stats.contributions_received;
     for (std::size_t i = 0; i < peers; ++i) {

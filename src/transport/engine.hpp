@@ -326,6 +326,8 @@ class Engine final : public Transport {
   // Send scratch reused for every burst.
   std::vector<std::byte> header_scratch_;
   std::vector<std::byte> trailer_scratch_;
+  std::vector<std::byte> payload_scratch_;  // 16-bit payloads of the burst, one slot per packet
+  std::vector<std::byte> direct_scratch_ = std::vector<std::byte>(65536);  // a 16-bit payload
   std::size_t iov_per_packet_ = 2;  // header, payload (, trailer)
   std::vector<std::vector<OutgoingDatagram>> per_socket_;
   std::vector<std::uint32_t> burst_;

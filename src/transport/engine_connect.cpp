@@ -46,7 +46,8 @@ wire::Hello Engine::our_hello() const {
   hello.world_size = static_cast<std::uint16_t>(options_.world_size);
   for (const auto& socket : sockets_) hello.data_sockets.push_back({socket.ipv4(), socket.port()});
   hello.nonce = random_nonce();
-  hello.features = wire::hello_features::kPairSeq | wire::hello_features::kSharedBandMarks;
+  hello.features = wire::hello_features::kPairSeq | wire::hello_features::kSharedBandMarks |
+                   wire::hello_features::kWireDtypes;
   if (options_.packet_mac) hello.features |= wire::hello_features::kPacketMac;
   return hello;
 }

@@ -6,6 +6,7 @@
 
 #include "policy/policy.hpp"
 #include "transport/engine.hpp"
+#include "wire/values.hpp"
 
 namespace dlcp::transport {
 namespace {
@@ -162,7 +163,14 @@ void Engine::receive_direct(std::size_t socket_index, TimePoint now) {
         socket.discard();
         continue;
       }
-      socket.receive_into(header_bytes, std::as_writable_bytes(target), tos);
+      if (header.wire == WireDtype::kFloat32) {
+        socket.receive_into(header_bytes, std::as_writable_bytes(target), tos);
+      } else {
+        // 16-bit values need converting: through a scratch buffer, then into place.
+        const std::span<std::byte> payload(direct_scratch_.data(), header.payload_bytes);
+        socket.receive_into(header_bytes, payload, tos);
+        wire::decode_values(payload, header.wire, target);
+      }
       commit(*it->second, header, now);
     } else if (may_hold_early(key, size)) {
       std::vector<std::byte> copy(size);
@@ -287,7 +295,7 @@ void Engine::deliver(IncomingMessage& message, const wire::DataHeader& header,
                      std::span<const std::byte> payload, TimePoint now) {
   const std::span<float> target = placement(message, header);
   if (target.empty()) return;
-  wire::load_floats(payload, target);
+  wire::decode_values(payload, header.wire, target);
   commit(message, header, now);
 }
 

@@ -4,6 +4,7 @@
 
 #include "policy/policy.hpp"
 #include "transport/engine.hpp"
+#include "wire/values.hpp"
 
 namespace dlcp::transport {
 namespace {
@@ -41,13 +42,16 @@ std::future<MessageResult> Engine::send(int peer, std::uint64_t message_id,
     throw Error(ErrorCode::kInvalidArgument, peer,
                 "send to rank " + std::to_string(peer) + " before connect()");
   }
-  if (options.packet_floats > stride) {
+  // The path's stride counts float32 values; a 16-bit packet of the same size holds about twice.
+  const std::uint16_t wire_stride = wire::packet_values(options.wire, stride);
+  if (options.packet_floats > wire_stride) {
     throw Error(ErrorCode::kInvalidArgument, peer,
                 "packet_floats " + std::to_string(options.packet_floats) + " exceeds the " +
-                    std::to_string(stride) + " floats the path to rank " + std::to_string(peer) +
-                    " carries");
+                    std::to_string(wire_stride) + " " + to_string(options.wire) +
+                    " values the path to rank " + std::to_string(peer) + " carries");
   }
-  const std::uint16_t packet_floats = options.packet_floats != 0 ? options.packet_floats : stride;
+  const std::uint16_t packet_floats =
+      options.packet_floats != 0 ? options.packet_floats : wire_stride;
   const std::uint32_t packets =
       wire::packet_count(static_cast<std::uint32_t>(values.size()), packet_floats);
   if (!options.packet_contributions.empty()) {
@@ -178,8 +182,9 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
   const std::size_t batch = static_cast<std::size_t>(options_.batch);
   // Packets of one GSO send share a path and a TOS, and all but the last are full-sized.
   protocol::MessageSender& sender = *message.sender;
+  const WireDtype dtype = message.options.wire;
   const std::size_t datagram_bytes =
-      wire::kDataHeaderBytes + std::size_t{sender.stride()} * wire::kFloatBytes + trailer_bytes_;
+      wire::kDataHeaderBytes + wire::payload_bytes(dtype, sender.stride()) + trailer_bytes_;
   const std::size_t max_segments =
       std::min<std::size_t>(kMaxGsoSegments, kMaxGsoBytes / datagram_bytes);
 
@@ -189,8 +194,8 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
   while (burst_.size() < batch && sender.has_next() && bytes + peer.datagram_bytes <= budget) {
     const std::uint32_t seq = sender.take_next();
     burst_.push_back(seq);
-    bytes += wire::kDataHeaderBytes + trailer_bytes_ +
-             std::uint64_t{wire::kFloatBytes} * sender.floats_in(seq);
+    bytes +=
+        wire::kDataHeaderBytes + trailer_bytes_ + wire::payload_bytes(dtype, sender.floats_in(seq));
   }
   const bool round_done = !sender.has_next();
   const std::uint16_t round = sender.round();
@@ -205,6 +210,12 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
   header.contributions = message.options.contributions;
   header.priority_class = static_cast<std::uint8_t>(message.priority_class);
   header.round = static_cast<std::uint8_t>(std::min<std::uint16_t>(round, 255));
+  header.wire = dtype;
+  // float32 travels from the caller's buffer; 16-bit values are converted into the burst's slots.
+  const std::size_t slot_bytes = wire::payload_bytes(dtype, sender.stride());
+  if (dtype != WireDtype::kFloat32 && payload_scratch_.size() < burst_.size() * slot_bytes) {
+    payload_scratch_.resize(burst_.size() * slot_bytes);
+  }
 
   for (auto& list : per_socket_) list.clear();
   for (auto& list : per_socket_groups_) list.clear();
@@ -230,7 +241,7 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
         header.contributions = message.options.packet_contributions[seq];
       }
       const std::uint32_t floats = header.expected_floats();
-      header.payload_bytes = static_cast<std::uint16_t>(floats * wire::kFloatBytes);
+      header.payload_bytes = static_cast<std::uint16_t>(wire::payload_bytes(dtype, floats));
       header.flags = static_cast<std::uint8_t>(
           (is_protected ? wire::data_flags::kProtected : 0) |
           (round_done && end + 1 == burst_.size() ? wire::data_flags::kLastOfRound : 0) |
@@ -239,7 +250,14 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
       const std::span<std::byte> slot(&header_scratch_[end * wire::kDataHeaderBytes],
                                       wire::kDataHeaderBytes);
       wire::encode_data_header(header, slot);
-      const auto payload = std::as_bytes(message.values.subspan(header.offset_floats(), floats));
+      const auto values = message.values.subspan(header.offset_floats(), floats);
+      std::span<const std::byte> payload = std::as_bytes(values);
+      if (dtype != WireDtype::kFloat32) {
+        const std::span<std::byte> converted(&payload_scratch_[end * slot_bytes],
+                                             header.payload_bytes);
+        wire::encode_values(values, dtype, converted);
+        payload = converted;
+      }
       iovec* iov = &iov_scratch_[iov_per_packet_ * end];
       iov[0] = {slot.data(), slot.size()};
       iov[1] = {const_cast<std::byte*>(payload.data()), payload.size()};

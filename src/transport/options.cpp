@@ -58,6 +58,26 @@ void TransportOptions::validate() const {
   inject.validate();
 }
 
+const char* to_string(WireDtype dtype) {
+  switch (dtype) {
+    case WireDtype::kFloat32:
+      return "fp32";
+    case WireDtype::kBfloat16:
+      return "bf16";
+    case WireDtype::kFloat16:
+      return "fp16";
+  }
+  return "unknown";
+}
+
+WireDtype parse_wire_dtype(const std::string& name) {
+  if (name == "fp32" || name == "float32") return WireDtype::kFloat32;
+  if (name == "bf16" || name == "bfloat16") return WireDtype::kBfloat16;
+  if (name == "fp16" || name == "float16") return WireDtype::kFloat16;
+  throw Error(ErrorCode::kInvalidArgument, -1,
+              "unknown wire dtype '" + name + "' (expected fp32, bf16 or fp16)");
+}
+
 void MessageOptions::validate() const {
   if (budget_group == 0 && budget_group_size != 0) {
     invalid("MessageOptions.budget_group_size is set (" + std::to_string(budget_group_size) +
@@ -78,6 +98,10 @@ void MessageOptions::validate() const {
   }
   if (deadline.count() <= 0) invalid("MessageOptions.deadline must be positive");
   if (contributions < 1) invalid("MessageOptions.contributions must be >= 1");
+  if (wire != WireDtype::kFloat32 && wire != WireDtype::kBfloat16 && wire != WireDtype::kFloat16) {
+    invalid("MessageOptions.wire is not a WireDtype (" + std::to_string(static_cast<int>(wire)) +
+            ")");
+  }
 }
 
 const char* to_string(ErrorCode code) {

@@ -69,7 +69,10 @@ inline constexpr std::uint8_t kPairSeq = 1u << 1;
 // RateFeedback carries ce_marked_shared_band. Every dlcp that sends it says so, and the handshake
 // names an older peer instead of failing on its first rate report's length.
 inline constexpr std::uint8_t kSharedBandMarks = 1u << 2;
-inline constexpr std::uint8_t kAllKnown = kPacketMac | kPairSeq | kSharedBandMarks;
+// Data packets of format version 3 (the wire dtype in the flags byte, 16-bit payloads): a peer
+// without it would refuse every packet for its version, so the handshake names it.
+inline constexpr std::uint8_t kWireDtypes = 1u << 3;
+inline constexpr std::uint8_t kAllKnown = kPacketMac | kPairSeq | kSharedBandMarks | kWireDtypes;
 }  // namespace hello_features
 
 // Sender -> receiver before the first data packet of a message.

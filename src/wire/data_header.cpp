@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "wire/byte_order.hpp"
+#include "wire/values.hpp"
 
 namespace dlcp::wire {
 
@@ -27,6 +28,11 @@ constexpr std::size_t kOffPriorityClass = 36;
 constexpr std::size_t kOffRound = 37;
 constexpr std::size_t kOffPairSeq = 38;
 static_assert(kOffPairSeq + 2 == kDataHeaderBytes);
+
+// The flags byte's bits 4-5 carry the wire dtype.
+constexpr unsigned kWireShift = 4;
+constexpr std::uint8_t kWireMask = 0x30;
+static_assert((data_flags::kAllKnown & kWireMask) == 0);
 
 [[maybe_unused]] constexpr std::uint32_t byte_swap32(std::uint32_t v) {
   return ((v & 0x000000FFu) << 24) | ((v & 0x0000FF00u) << 8) | ((v & 0x00FF0000u) >> 8) |
@@ -62,7 +68,9 @@ std::uint32_t DataHeader::expected_floats() const {
 void encode_data_header(const DataHeader& header, std::span<std::byte> out) {
   assert(out.size() >= kDataHeaderBytes);
   put_u8(out, kOffVersion, kProtocolVersion);
-  put_u8(out, kOffFlags, header.flags);
+  put_u8(out, kOffFlags,
+         static_cast<std::uint8_t>(header.flags |
+                                   (static_cast<unsigned>(header.wire) << kWireShift)));
   put_u16(out, kOffPayloadBytes, header.payload_bytes);
   put_u64(out, kOffJobToken, header.job_token);
   put_u16(out, kOffSrcRank, header.src_rank);
@@ -94,8 +102,12 @@ Expected<DataHeader, RejectReason> decode_data_header(std::span<const std::byte>
   }
 
   DataHeader h;
-  h.flags = get_u8(datagram, kOffFlags);
+  const std::uint8_t flags = get_u8(datagram, kOffFlags);
+  h.flags = static_cast<std::uint8_t>(flags & ~kWireMask);
   if ((h.flags & ~data_flags::kAllKnown) != 0) return unexpected(RejectReason::kBadFlags);
+  const unsigned wire = (flags & kWireMask) >> kWireShift;
+  if (wire > static_cast<unsigned>(WireDtype::kFloat16)) return unexpected(RejectReason::kBadFlags);
+  h.wire = static_cast<WireDtype>(wire);
 
   h.job_token = get_u64(datagram, kOffJobToken);
   if (h.job_token != expect.job_token) return unexpected(RejectReason::kWrongJob);
@@ -122,7 +134,7 @@ Expected<DataHeader, RejectReason> decode_data_header(std::span<const std::byte>
   }
 
   h.payload_bytes = get_u16(datagram, kOffPayloadBytes);
-  const std::uint64_t expected_bytes = std::uint64_t{h.expected_floats()} * kFloatBytes;
+  const std::uint64_t expected_bytes = payload_bytes(h.wire, h.expected_floats());
   if (std::uint64_t{h.payload_bytes} + h.trailer_bytes() != datagram_size - kDataHeaderBytes ||
       h.payload_bytes != expected_bytes) {
     return unexpected(RejectReason::kBadPayloadLength);

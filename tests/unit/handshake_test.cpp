@@ -13,7 +13,8 @@ wire::Hello hello_from(std::uint16_t rank) {
   hello.rank = rank;
   hello.world_size = 4;
   hello.data_sockets = {{0x7F000001u, 40000}};
-  hello.features = wire::hello_features::kPairSeq | wire::hello_features::kSharedBandMarks;
+  hello.features = wire::hello_features::kPairSeq | wire::hello_features::kSharedBandMarks |
+                   wire::hello_features::kWireDtypes;
   return hello;
 }
 
@@ -41,6 +42,15 @@ TEST(CheckHello, NamesAPeerWhoseRateReportsLackSharedBandMarks) {
   older.features = wire::hello_features::kPairSeq;
   const std::string why = check_hello(older, hello_from(0));
   EXPECT_TRUE(mentions(why, "without shared-band marks")) << why;
+  EXPECT_TRUE(mentions(why, "same dlcp version")) << why;
+}
+
+// Its data packets would be of format version 2 (float32 only, no wire dtype in the flags).
+TEST(CheckHello, NamesAPeerWithoutWireDtypes) {
+  wire::Hello older = hello_from(1);
+  older.features = wire::hello_features::kPairSeq | wire::hello_features::kSharedBandMarks;
+  const std::string why = check_hello(older, hello_from(0));
+  EXPECT_TRUE(mentions(why, "format version 2")) << why;
   EXPECT_TRUE(mentions(why, "same dlcp version")) << why;
 }
 

@@ -593,7 +593,7 @@ TEST(WireControlReject, BadControlFieldHello) {
   m = sample_hello();
   m.rank = m.world_size;
   EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "rank outside world";
-  for (unsigned bit = 3; bit < 8; ++bit) {
+  for (unsigned bit = 4; bit < 8; ++bit) {
     m = sample_hello();
     m.features = static_cast<std::uint8_t>(1u << bit);
     EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "feature bit " << bit;

@@ -13,6 +13,7 @@
 
 #include "wire/byte_order.hpp"
 #include "wire/data_header.hpp"
+#include "wire/values.hpp"
 #include "wire/reject_reason.hpp"
 
 namespace dlcp::wire {
@@ -180,7 +181,7 @@ TEST(WireDataHeader, GoldenEncodingHasEveryFieldAtItsOffsetBigEndian) {
   out.fill(std::byte{0xEE});
   encode_data_header(h, out);
   const std::array<std::uint8_t, kDataHeaderBytes> golden{
-      0x02, 0x05, 0x01, 0x02,                          // version, flags, payload_bytes
+      0x03, 0x05, 0x01, 0x02,                          // version, flags, payload_bytes
       0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,  // job_token
       0x21, 0x22, 0x23, 0x24,                          // src_rank, dst_rank
       0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38,  // message_id
@@ -204,7 +205,7 @@ TEST(WireDataHeader, EncodeWritesOnlyTheHeaderBytes) {
 TEST(WireDataHeader, GoldenDecodeFromHandWrittenBytes) {
   // 10 floats in stride 4: seq 2 is the short last packet with 2 floats (8 bytes).
   std::vector<std::uint8_t> raw{
-      0x02, 0x03, 0x00, 0x08,                          // version 2, protected|retransmission, 8
+      0x03, 0x03, 0x00, 0x08,                          // version 3, protected|retransmission, 8
       0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF,  // job token
       0x00, 0x03, 0x00, 0x01,                          // src 3, dst 1
       0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02,  // message id 258
@@ -320,7 +321,7 @@ TEST(WireDataReject, TooShort) {
 }
 
 TEST(WireDataReject, BadVersion) {
-  for (const unsigned v : {0u, 3u, 255u}) {
+  for (const unsigned v : {0u, 2u, 4u, 255u}) {
     auto d = datagram_for(valid_header());
     d[0] = static_cast<std::byte>(v);
     EXPECT_EQ(reject_of(d), RejectReason::kBadVersion) << v;
@@ -328,10 +329,50 @@ TEST(WireDataReject, BadVersion) {
 }
 
 TEST(WireDataReject, BadFlags) {
-  for (unsigned bit = 3; bit < 8; ++bit) {
+  // Bit 3 is the MAC flag, which this job does not use; bits 4-5 are the wire dtype.
+  for (const unsigned bit : {3u, 6u, 7u}) {
     DataHeader h = valid_header();
     h.flags = static_cast<std::uint8_t>(data_flags::kProtected | (1u << bit));
     EXPECT_EQ(reject_of(datagram_for(h)), RejectReason::kBadFlags) << bit;
+  }
+  // Wire dtype 3 is none.
+  auto d = datagram_for(valid_header());
+  d[1] = static_cast<std::byte>(std::to_integer<unsigned>(d[1]) | 0x30u);
+  EXPECT_EQ(reject_of(d), RejectReason::kBadFlags);
+}
+
+TEST(WireDataHeader, WireDtypeTravelsInFlagsBitsFourAndFive) {
+  for (const WireDtype dtype : {WireDtype::kFloat32, WireDtype::kBfloat16, WireDtype::kFloat16}) {
+    DataHeader h = valid_header();
+    h.wire = dtype;
+    h.payload_bytes = static_cast<std::uint16_t>(payload_bytes(dtype, h.expected_floats()));
+    const auto d = datagram_for(h);
+    EXPECT_EQ(std::to_integer<unsigned>(d[1]),
+              data_flags::kProtected | (static_cast<unsigned>(dtype) << 4));
+    const auto result = decode_data_packet(d, expectations());
+    ASSERT_TRUE(result.has_value()) << to_string(result.error());
+    EXPECT_EQ(result->wire, dtype);
+    EXPECT_EQ(result->flags, data_flags::kProtected);
+  }
+}
+
+TEST(WireDataReject, PayloadLengthFollowsTheWireDtype) {
+  // 360 values: 1440 bytes as fp32, 720 as bf16, 722 as fp16 (its scale exponent first).
+  for (const auto& [dtype, bytes] :
+       {std::pair{WireDtype::kFloat32, 1440}, {WireDtype::kBfloat16, 720},
+        {WireDtype::kFloat16, 722}}) {
+    for (const WireDtype other :
+         {WireDtype::kFloat32, WireDtype::kBfloat16, WireDtype::kFloat16}) {
+      DataHeader h = valid_header();
+      h.wire = other;
+      h.payload_bytes = static_cast<std::uint16_t>(bytes);
+      const auto d = datagram_for(h);
+      const auto result = decode_data_packet(d, expectations());
+      EXPECT_EQ(result.has_value(), other == dtype) << to_string(dtype) << " " << to_string(other);
+      if (!result.has_value()) {
+        EXPECT_EQ(result.error(), RejectReason::kBadPayloadLength);
+      }
+    }
   }
 }
 
