@@ -59,6 +59,25 @@ def testbed_down(args):
     subprocess.run([args.dlcp, "testbed", "down", "--prefix", args.prefix], check=False)
 
 
+def mode_flags(mode):
+    """train.py's flags for a mode, which may name a wire dtype and extras after colons:
+    'hook:bf16' is --mode hook --wire bf16, 'hook:bf16:ef' adds --error-feedback, ':hadamard'
+    adds --hadamard."""
+    base, *extras = mode.split(":")
+    flags = ["--mode", base]
+    for extra in extras:
+        if extra in ("fp32", "bf16", "fp16"):
+            flags += ["--wire", extra]
+        elif extra == "ef":
+            flags.append("--error-feedback")
+        elif extra == "hadamard":
+            flags.append("--hadamard")
+        else:
+            raise SystemExit(f"mode {mode!r}: unknown part {extra!r} (fp32, bf16, fp16, ef, "
+                             "hadamard)")
+    return flags
+
+
 def launch(args, mode, seed, name, port):
     """One torchrun node per host namespace; returns the exit codes."""
     nodes = []
@@ -68,7 +87,7 @@ def launch(args, mode, seed, name, port):
             f"--nnodes={args.hosts}", "--nproc_per_node=1", f"--node_rank={host}",
             f"--master_addr={host_address(0)}", f"--master_port={port}",
             "--redirects", "1", "--tee", "1",
-            os.path.join(HERE, "train.py"), "--mode", mode, "--epochs", str(args.epochs),
+            os.path.join(HERE, "train.py"), *mode_flags(mode), "--epochs", str(args.epochs),
             "--seed", str(seed), "--target-accuracy", str(args.target_accuracy),
             "--output", os.path.join(args.output_dir, f"{name}.json"),
         ]
@@ -114,7 +133,7 @@ def summarize_modes(runs, modes):
         }
     for mode, entry in summary.items():
         # The sharded mode is compared with sharded training over gloo, the others with DDP.
-        gloo = summary.get("gloo-sharded" if mode == "sharded" else "gloo")
+        gloo = summary.get("gloo-sharded" if mode.startswith("sharded") else "gloo")
         if mode.startswith("gloo") or gloo is None:
             continue
         entry["speedup_epoch_vs_gloo"] = metrics.speedup(gloo["median_epoch_seconds"],

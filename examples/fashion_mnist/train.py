@@ -19,6 +19,7 @@ import time
 
 import torch
 import torch.distributed as dist
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -32,10 +33,12 @@ from dlcp.torch import metrics  # noqa: E402
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mode", choices=("gloo", "hook", "backend", "gloo-sharded", "sharded"),
+    parser.add_argument("--mode",
+                        choices=("gloo", "gloo-fp16", "hook", "backend", "gloo-sharded", "sharded"),
                         default="hook",
                         help="sharded: ZeRO-3 style over the dlcp backend (gradients' "
-                        "reduce-scatter with the loss budget); gloo-sharded: the same over gloo")
+                        "reduce-scatter with the loss budget); gloo-sharded: the same over gloo; "
+                        "gloo-fp16: gloo with DDP's fp16_compress_hook")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=64, help="per rank")
     parser.add_argument("--lr", type=float, default=0.05)
@@ -43,6 +46,12 @@ def parse_args(argv=None):
     parser.add_argument("--loss-budget", type=float, default=0.0,
                         help="share of gradient contributions that may be lost (dlcp modes)")
     parser.add_argument("--aggregation", choices=("unbiased", "zero_fill"), default="unbiased")
+    parser.add_argument("--wire", choices=("fp32", "bf16", "fp16"), default="fp32",
+                        help="how dlcp sends the gradients (hook, backend and sharded modes)")
+    parser.add_argument("--error-feedback", action="store_true",
+                        help="carry the 16-bit rounding error into the next step (hook mode)")
+    parser.add_argument("--hadamard", action="store_true",
+                        help="rotate the gradients before the lossy all-reduce (dlcp modes)")
     parser.add_argument("--drop-rate", type=float, default=0.0,
                         help="injected receive-path packet loss in dlcp (loopback experiments)")
     parser.add_argument("--burst", type=float, default=1.0, help="mean length of loss bursts")
@@ -67,6 +76,10 @@ def parse_args(argv=None):
         parser.error(f"--loss-budget must be within [0, 1], got {args.loss_budget}")
     if args.mode.startswith("gloo") and (args.loss_budget or args.drop_rate):
         parser.error("--loss-budget and --drop-rate apply to the dlcp modes only")
+    if args.mode.startswith("gloo") and (args.wire != "fp32" or args.hadamard):
+        parser.error("--wire and --hadamard apply to the dlcp modes only (gloo-fp16 is gloo's)")
+    if args.error_feedback and (args.mode != "hook" or args.wire == "fp32"):
+        parser.error("--error-feedback needs --mode hook and a 16-bit --wire")
     return args
 
 
@@ -90,6 +103,7 @@ def set_up(args, model, rank):
     if args.mode in ("sharded", "gloo-sharded"):
         if args.mode == "sharded":
             options = dlcp.torch.Options(loss_budget=args.loss_budget, aggregation=args.aggregation,
+                                         wire=args.wire, hadamard_rotation=args.hadamard,
                                          **dlcp_options(args, rank))
             dist.init_process_group("dlcp", pg_options=options)
             group = dist.distributed_c10d._get_default_group()
@@ -98,6 +112,7 @@ def set_up(args, model, rank):
         return model, lambda: None, lambda: {}
     if args.mode == "backend":
         options = dlcp.torch.Options(loss_budget=args.loss_budget, aggregation=args.aggregation,
+                                     wire=args.wire, hadamard_rotation=args.hadamard,
                                      **dlcp_options(args, rank))
         dist.init_process_group("dlcp", pg_options=options)
         group = dist.distributed_c10d._get_default_group()
@@ -107,8 +122,13 @@ def set_up(args, model, rank):
     ddp = DDP(model, bucket_cap_mb=args.bucket_cap_mb)
     if args.mode == "gloo":
         return ddp, lambda: None, lambda: {}
+    if args.mode == "gloo-fp16":
+        # The 16-bit TCP baseline every DDP user has: gradients / world, cast to fp16, summed.
+        ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
+        return ddp, lambda: None, lambda: {}
     state = dlcp.torch.HookState(
-        model, loss_budget=args.loss_budget,
+        model, loss_budget=args.loss_budget, wire=args.wire, error_feedback=args.error_feedback,
+        hadamard_rotation=args.hadamard,
         options=dlcp.torch.Options(aggregation=args.aggregation, **dlcp_options(args, rank)))
     ddp.register_comm_hook(state, dlcp.torch.comm_hook)
     return ddp, state.reset_statistics, state.statistics

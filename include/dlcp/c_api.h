@@ -44,6 +44,8 @@ typedef enum {
   DLCP_ALGO_PS = 3
 } dlcp_algorithm;
 typedef enum { DLCP_OP_SUM = 0, DLCP_OP_AVERAGE = 1 } dlcp_reduce_op;
+/* How an all-reduce's values travel (dlcp::WireDtype): the 16-bit ones halve the bytes. */
+typedef enum { DLCP_WIRE_FP32 = 0, DLCP_WIRE_BF16 = 1, DLCP_WIRE_FP16 = 2 } dlcp_wire_dtype;
 
 typedef struct dlcp_comm dlcp_comm;
 typedef struct dlcp_work dlcp_work;
@@ -57,6 +59,12 @@ typedef struct {
   dlcp_algorithm algorithm; /* DLCP_ALGO_DEFAULT = the communicator's */
   int zero_fill;            /* 1 = the biased zero-fill rule instead of unbiased */
   int64_t deadline_ms;
+  dlcp_wire_dtype wire; /* all-reduce only */
+  /* 16-bit wire: a buffer of `count` floats, zero at first and kept per tensor, that carries each
+   * call's rounding error into the next (error feedback); NULL = off. All-reduce only. */
+  float* error_feedback;
+  size_t error_feedback_count;
+  int hadamard_rotation; /* 1 = rotate before the all-reduce and back after */
 } dlcp_collective_options;
 
 typedef struct {

@@ -50,6 +50,8 @@ COLLECTIVE_FIELDS = {
         "aggregation",
         "algorithm",
         "deadline_ms",
+        "wire",
+        "hadamard_rotation",
     )
 }
 
@@ -74,9 +76,21 @@ def _algorithm(name, value):
         raise InvalidArgumentError(f"{name}={value!r}: {error}") from None
 
 
+def wire_dtype(name, value):
+    """A _core.WireDtype from 'fp32'/'bf16'/'fp16' (or the enum); the error names `name`."""
+    if isinstance(value, _core.WireDtype):
+        return value
+    try:
+        return _core.parse_wire_dtype(str(value))
+    except ValueError as error:
+        raise InvalidArgumentError(f"{name}={value!r}: {error}") from None
+
+
 def _convert(name, value):
     if name == "algorithm":
         return _algorithm(name, value)
+    if name == "wire":
+        return wire_dtype(name, value)
     if name == "op":
         return _choice(name, value, _OPS, _core.ReduceOp)
     if name == "aggregation":
@@ -124,7 +138,8 @@ def communicator_options(**kwargs):
 
 def collective_options(**kwargs):
     """A CollectiveOptions from keywords: layer, num_layers, loss_budget, broadcast_loss_budget,
-    op ('sum' or 'average'), aggregation ('unbiased' or 'zero_fill'), algorithm, deadline_ms."""
+    op ('sum' or 'average'), aggregation ('unbiased' or 'zero_fill'), algorithm, deadline_ms,
+    wire ('fp32', 'bf16' or 'fp16': all-reduce only) and hadamard_rotation (all-reduce only)."""
     options = apply(_core.CollectiveOptions(), COLLECTIVE_FIELDS, kwargs, "collective")
     validated(options.validate, "collective options")
     return options

@@ -64,8 +64,8 @@ class PyWork {
 // The works of allreduce_slices, handed to its callback once all are done.
 class PyWorkList {
  public:
-  PyWorkList(std::vector<Work> works, py::object buffer)
-      : works_(std::move(works)), buffer_(std::move(buffer)) {}
+  PyWorkList(std::vector<Work> works, std::vector<py::object> buffers)
+      : works_(std::move(works)), buffers_(std::move(buffers)) {}
   bool ready() const {
     return std::all_of(works_.begin(), works_.end(), [](const Work& w) { return w.ready(); });
   }
@@ -79,7 +79,7 @@ class PyWorkList {
 
  private:
   std::vector<Work> works_;
-  py::object buffer_;
+  std::vector<py::object> buffers_;  // the bucket (and its residual), alive until done
 };
 
 using SliceTuple = std::tuple<std::int64_t, std::int64_t, int, double>;
@@ -96,9 +96,18 @@ class PyCommunicator {
   int size() const { return live().size(); }
   bool is_server() const { return live().is_server(); }
 
-  PyWork allreduce(const py::buffer& values, const CollectiveOptions& options) {
+  // `error_feedback`: None, or a float32 buffer of the values' length that carries this tensor's
+  // rounding error from call to call (CollectiveOptions::error_feedback).
+  PyWork allreduce(const py::buffer& values, CollectiveOptions options,
+                   const py::object& error_feedback) {
     const auto span = float_span(values, true, "allreduce values");
-    return track(live().allreduce(span, options), {values});
+    std::vector<py::object> buffers{values};
+    if (!error_feedback.is_none()) {
+      options.error_feedback =
+          float_span(error_feedback.cast<py::buffer>(), true, "allreduce error_feedback");
+      buffers.push_back(error_feedback);
+    }
+    return track(live().allreduce(span, options), std::move(buffers));
   }
   PyWork broadcast(const py::buffer& values, int root, const CollectiveOptions& options) {
     const auto span = float_span(values, true, "broadcast values");
@@ -114,8 +123,19 @@ class PyCommunicator {
   // `base`'s other settings; `on_done(works)` runs once all are done. Every slice is checked
   // before any is posted.
   void allreduce_slices(const py::buffer& buffer, const std::vector<SliceTuple>& slices,
-                        int num_layers, const CollectiveOptions& base, py::object on_done) {
+                        int num_layers, const CollectiveOptions& base, py::object on_done,
+                        const py::object& error_feedback) {
     const auto span = float_span(buffer, true, "allreduce_slices buffer");
+    std::span<float> residual;
+    if (!error_feedback.is_none()) {
+      residual =
+          float_span(error_feedback.cast<py::buffer>(), true, "allreduce_slices error_feedback");
+      if (residual.size() != span.size()) {
+        throw py::value_error("allreduce_slices error_feedback holds " +
+                              std::to_string(residual.size()) + " entries for a buffer of " +
+                              std::to_string(span.size()));
+      }
+    }
     if (slices.empty()) throw py::value_error("allreduce_slices needs at least one slice");
     if (!PyCallable_Check(on_done.ptr())) throw py::type_error("on_done must be callable");
     std::vector<CollectiveOptions> options;
@@ -129,6 +149,10 @@ class PyCommunicator {
       collective.layer = layer;
       collective.num_layers = num_layers;
       collective.loss_budget = budget;
+      if (!residual.empty()) {
+        collective.error_feedback =
+            residual.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+      }
       collective.validate();
       options.push_back(collective);
     }
@@ -142,7 +166,8 @@ class PyCommunicator {
     // Python objects are touched, and let go, only under the GIL: the state moves into the
     // callback's scope there and dies with it.
     auto state = std::make_shared<std::pair<PyWorkList, py::object>>(
-        PyWorkList(works, py::reinterpret_borrow<py::object>(buffer)), std::move(on_done));
+        PyWorkList(works, {py::reinterpret_borrow<py::object>(buffer), error_feedback}),
+        std::move(on_done));
     WorkCompleter::Job job;
     job.works = std::move(works);
     job.done = [state = std::move(state)](const std::vector<CollectiveResult>&,
@@ -239,13 +264,15 @@ void bind_communicator(py::module_& module) {
       .def_property_readonly("rank", &PyCommunicator::rank)
       .def_property_readonly("size", &PyCommunicator::size)
       .def_property_readonly("is_server", &PyCommunicator::is_server)
-      .def("allreduce", &PyCommunicator::allreduce, py::arg("values"), py::arg("options"))
+      .def("allreduce", &PyCommunicator::allreduce, py::arg("values"), py::arg("options"),
+           py::arg("error_feedback") = py::none())
       .def("broadcast", &PyCommunicator::broadcast, py::arg("values"), py::arg("root"),
            py::arg("options"))
       .def("allgather", &PyCommunicator::allgather, py::arg("input"), py::arg("output"),
            py::arg("options"))
       .def("allreduce_slices", &PyCommunicator::allreduce_slices, py::arg("buffer"),
-           py::arg("slices"), py::arg("num_layers"), py::arg("options"), py::arg("on_done"))
+           py::arg("slices"), py::arg("num_layers"), py::arg("options"), py::arg("on_done"),
+           py::arg("error_feedback") = py::none())
       .def("barrier", &PyCommunicator::barrier)
       .def("serve", &PyCommunicator::serve)
       .def("counters", &PyCommunicator::counters)

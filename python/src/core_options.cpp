@@ -33,6 +33,11 @@ void bind_enums(py::module_& module) {
   py::enum_<Aggregation>(module, "Aggregation")
       .value("unbiased", Aggregation::kUnbiased)
       .value("zero_fill", Aggregation::kZeroFill);
+  py::enum_<WireDtype>(module, "WireDtype")
+      .value("fp32", WireDtype::kFloat32)
+      .value("bf16", WireDtype::kBfloat16)
+      .value("fp16", WireDtype::kFloat16);
+  module.def("parse_wire_dtype", &parse_wire_dtype, py::arg("name"));
 }
 
 void bind_transport_options(py::module_& module) {
@@ -99,6 +104,8 @@ void bind_communicator_options(py::module_& module) {
       .def_readwrite("op", &CollectiveOptions::op)
       .def_readwrite("aggregation", &CollectiveOptions::aggregation)
       .def_readwrite("algorithm", &CollectiveOptions::algorithm)
+      .def_readwrite("wire", &CollectiveOptions::wire)
+      .def_readwrite("hadamard_rotation", &CollectiveOptions::hadamard_rotation)
       .def("validate", &CollectiveOptions::validate);
   def_duration(collective, "deadline_ms", &CollectiveOptions::deadline);
 }

@@ -175,12 +175,16 @@ FutureCompleter::Job ProcessGroupDlcp::reduction_job(const at::Tensor& tensor,
     });
   }
   auto buffer = std::make_shared<TensorBuffer>(TensorBuffer::for_reduction(tensor, what));
-  // Small tensors gain nothing from an early finish: exact.
-  const bool lossy =
-      may_lose && options_.loss_budget > 0 && tensor.numel() >= options_.lossy_min_entries;
+  // Small tensors gain nothing from an early finish or from fewer bytes: exact.
+  const bool gradient_sized = may_lose && tensor.numel() >= options_.lossy_min_entries;
+  const bool lossy = gradient_sized && options_.loss_budget > 0;
   CollectiveOptions collective =
       collective_options(lossy ? options_.loss_budget : 0, options_.layer);
   collective.op = to_dlcp(op);
+  if (gradient_sized) {
+    collective.wire = options_.wire;
+    collective.hadamard_rotation = options_.hadamard_rotation;
+  }
   FutureCompleter::Job job;
   job.works.push_back(live(what)->allreduce(buffer->floats(), collective));
   job.finish = [this, buffer, lossy](const std::vector<CollectiveResult>& results) {

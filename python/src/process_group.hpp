@@ -35,6 +35,12 @@ struct BackendOptions {
   int layer = 0;  // priority class of the backend's all-reduces (the hook sets its own)
   int num_layers = 1;
   std::chrono::milliseconds deadline{30000};  // per transfer
+  // How gradient-sized reductions travel: float SUM/AVG all-reduces and reduce-scatters of at
+  // least lossy_min_entries entries (the ones a loss budget may apply to); every other
+  // collective stays float32. Error feedback needs a tensor's identity across calls, which a
+  // process group does not see: the communication hook offers it.
+  WireDtype wire = WireDtype::kFloat32;
+  bool hadamard_rotation = false;  // on the same reductions (CollectiveOptions)
 
   // Throws dlcp::Error(kInvalidArgument) naming the field.
   void validate(int world_size) const;

@@ -26,6 +26,8 @@ void bind_options(py::module_& module) {
       .def_readwrite("aggregation", &BackendOptions::aggregation)
       .def_readwrite("layer", &BackendOptions::layer)
       .def_readwrite("num_layers", &BackendOptions::num_layers)
+      .def_readwrite("wire", &BackendOptions::wire)
+      .def_readwrite("hadamard_rotation", &BackendOptions::hadamard_rotation)
       .def_property(
           "deadline_ms", [](const BackendOptions& self) { return self.deadline.count(); },
           [](BackendOptions& self, std::int64_t ms) {

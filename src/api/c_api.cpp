@@ -93,6 +93,24 @@ dlcp::CollectiveOptions to_options(const dlcp_collective_options* in) {
       in->zero_fill != 0 ? dlcp::Aggregation::kZeroFill : dlcp::Aggregation::kUnbiased;
   require(in->deadline_ms > 0, "deadline_ms must be positive");
   out.deadline = std::chrono::milliseconds(in->deadline_ms);
+  switch (in->wire) {
+    case DLCP_WIRE_FP32:
+      break;
+    case DLCP_WIRE_BF16:
+      out.wire = dlcp::WireDtype::kBfloat16;
+      break;
+    case DLCP_WIRE_FP16:
+      out.wire = dlcp::WireDtype::kFloat16;
+      break;
+    default:
+      require(false, "unknown wire dtype");
+  }
+  require((in->error_feedback == nullptr) == (in->error_feedback_count == 0),
+          "error_feedback and error_feedback_count must be set together");
+  if (in->error_feedback != nullptr) {
+    out.error_feedback = std::span<float>(in->error_feedback, in->error_feedback_count);
+  }
+  out.hadamard_rotation = in->hadamard_rotation != 0;
   return out;
 }
 

@@ -63,6 +63,39 @@ TEST(CApi, AllreduceBroadcastAllgatherAndBarrier) {
     EXPECT_EQ(dlcp_work_wait(nullptr, nullptr), DLCP_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(dlcp_comm_serve(comm), DLCP_ERR_INVALID_ARGUMENT);
 
+    // A bf16 wire with error feedback: integer inputs this small are exact in bf16.
+    dlcp_collective_options_init(&options);
+    options.wire = DLCP_WIRE_BF16;
+    std::vector<float> residual(values.size(), 0.0f);
+    options.error_feedback = residual.data();
+    options.error_feedback_count = residual.size();
+    const auto small_input = [](int r) {
+      auto input = exact_input(5000, r);
+      for (auto& v : input) v = static_cast<float>(static_cast<int>(v) % 64);
+      return input;
+    };
+    values = small_input(rank);
+    std::vector<float> expected(values.size(), 0.0f);
+    for (int r = 0; r < kWorld; ++r) {
+      const auto input = small_input(r);
+      for (std::size_t i = 0; i < input.size(); ++i) expected[i] += input[i];
+    }
+    ASSERT_EQ(dlcp_allreduce(comm, values.data(), values.size(), &options, &work), DLCP_OK)
+        << dlcp_last_error();
+    ASSERT_EQ(dlcp_work_wait(work, nullptr), DLCP_OK) << dlcp_last_error();
+    dlcp_work_free(work);
+    EXPECT_EQ(values, expected);
+    EXPECT_EQ(residual, std::vector<float>(values.size(), 0.0f));
+    options.error_feedback_count = 0;  // a pointer without a count
+    EXPECT_EQ(dlcp_allreduce(comm, values.data(), values.size(), &options, &work),
+              DLCP_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(dlcp_last_error()).find("error_feedback"), std::string::npos);
+    options.error_feedback = nullptr;
+    options.wire = static_cast<dlcp_wire_dtype>(3);  // not a dtype
+    EXPECT_EQ(dlcp_allreduce(comm, values.data(), values.size(), &options, &work),
+              DLCP_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(dlcp_last_error()).find("wire dtype"), std::string::npos);
+
     EXPECT_EQ(dlcp_barrier(comm), DLCP_OK);
     dlcp_comm_destroy(comm);
   });

@@ -115,6 +115,16 @@ def main():
     parameters["dlcp_lossy"] = train(DDP(make_model(), process_group=lossy), rank)
     report["lossy"] = dlcp.torch.statistics(lossy)
 
+    # Half the bytes: bf16 through the backend, fp16 with error feedback through the hook.
+    bf16 = dist.new_group(backend="dlcp", pg_options=dlcp.torch.Options(wire="bf16"))
+    parameters["dlcp_bf16"] = train(DDP(make_model(), process_group=bf16), rank)
+    report["bf16_transport"] = dlcp.torch.statistics(bf16)["transport"]
+    report["fp32_transport"] = reliable_totals["transport"]
+    _, state, parameters["hook_fp16"] = train_with_hook(
+        rank, wire="fp16", error_feedback=True
+    )
+    state.close()
+
     _, state, parameters["hook_lossy"] = train_with_hook(
         rank, loss_budget=0.1, options=dlcp.torch.Options(drop_seed=rank + 11, **LOSSY)
     )

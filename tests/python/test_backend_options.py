@@ -90,6 +90,12 @@ class WorldOfOneTest(unittest.TestCase):
             dlcp.torch.HookState(model, options=dlcp.torch.Options(loss_budget=0.1))
         with self.assertRaisesRegex(dlcp.InvalidArgumentError, "no trainable parameters"):
             dlcp.torch.HookState(torch.nn.ReLU())
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "HookState: wire='int8'"):
+            dlcp.torch.HookState(model, wire="int8")
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "error_feedback needs wire"):
+            dlcp.torch.HookState(model, error_feedback=True)
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "wire='bf17'"):
+            dlcp.torch.Options(wire="bf17")
 
 
 class PeerFailureTest(unittest.TestCase):

@@ -133,6 +133,53 @@ class OptionsTest(unittest.TestCase):
         self.assertTrue(issubclass(dlcp.DeadlineError, TimeoutError))
 
 
+def bfloat16(values):
+    """Rounds float32 values (no NaNs) to the nearest bfloat16, ties to even."""
+    bits = values.view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+class WireTest(unittest.TestCase):
+    """16-bit wire from Python: the result is the float32 average of the bf16-rounded inputs,
+    rounded once more, on every rank; error feedback keeps each input's rounding error."""
+
+    def test_bf16_allreduce_with_error_feedback(self):
+        def input_of(rank):
+            return np.random.default_rng(rank).standard_normal(40000).astype(np.float32)
+
+        def body(rank, comm):
+            values = input_of(rank)
+            residual = np.zeros_like(values)
+            comm.allreduce(values, error_feedback=residual, op="average", wire="bf16").wait()
+            return values, residual
+
+        results = run_ranks(2, body)
+        expected = bfloat16((bfloat16(input_of(0)) + bfloat16(input_of(1))) / np.float32(2))
+        for rank, (values, residual) in results.items():
+            np.testing.assert_array_equal(values, expected)
+            np.testing.assert_array_equal(residual, input_of(rank) - bfloat16(input_of(rank)))
+
+    def test_wire_errors_name_the_option(self):
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "wire='fp8'.*fp32, bf16 or fp16"):
+            dlcp.collective_options(wire="fp8")
+
+        def body(rank, comm):
+            values = np.ones(100, dtype=np.float32)
+            with self.assertRaisesRegex(dlcp.InvalidArgumentError, "needs a 16-bit wire"):
+                comm.allreduce(values, error_feedback=np.zeros(100, dtype=np.float32))
+            with self.assertRaisesRegex(dlcp.InvalidArgumentError, "allreduce only"):
+                comm.broadcast(values, 0, wire="bf16")
+            with self.assertRaisesRegex(ValueError, "error_feedback holds 50 entries"):
+                comm._impl.allreduce_slices(values, [(0, 100, 0, 0.0)], 1,
+                                            dlcp.collective_options(wire="bf16"),
+                                            lambda works: None, np.zeros(50, dtype=np.float32))
+            comm.barrier()
+            return True
+
+        self.assertEqual(run_ranks(2, body), {0: True, 1: True})
+
+
 class SlicesTest(unittest.TestCase):
     """allreduce_slices, the hook's collective: per-slice options and a completion callback."""
 

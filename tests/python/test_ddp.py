@@ -99,7 +99,21 @@ class DdpTest(unittest.TestCase):
             self.assertGreater(sum(r["broadcast_entries_missing"] for r in reports), 0)
             for parameters, _ in ranks[1:]:
                 self.assertTrue(torch.equal(parameters["resynced"], reference["resynced"]))
+        for rank, (parameters, _) in enumerate(ranks[1:], start=1):
+            for run in ("dlcp_bf16", "hook_fp16"):
+                with self.subTest(rank=rank, check=f"{run} replicas identical"):
+                    self.assertTrue(torch.equal(parameters[run], reference[run]))
+        with self.subTest(check="bf16 sends about half the bytes"):
+            for _, report in ranks:
+                # The same training steps; per gradient byte about half (headers aside).
+                ratio = report["bf16_transport"]["bytes_sent"] / report["fp32_transport"]["bytes_sent"]
+                self.assertLess(ratio, 0.7, report)
         exact_step = reference["gloo"] - reference["initial"]
+        for run in ("dlcp_bf16", "hook_fp16"):
+            with self.subTest(check=f"{run} moves the model like the exact run"):
+                error = (reference[run] - reference["gloo"]).norm() / exact_step.norm()
+                print(f"{world_size} ranks, {run}: update error {error:.4f}")
+                self.assertLess(error.item(), 0.05)
         for run in ("dlcp_lossy", "hook_lossy"):
             with self.subTest(check=f"{run} moves the model like the exact run"):
                 # Lost contributions perturb the average, so the lossy run's total update stays

@@ -27,6 +27,7 @@ import torch.distributed as dist
 
 from .. import _core
 from ..errors import InvalidArgumentError
+from ..options import wire_dtype
 from .layers import bucket_slices, layer_budgets, layer_positions
 from .metrics import per_item, share, summarize_totals
 from .options import Options
@@ -83,6 +84,13 @@ class HookState:
     broadcast_loss_budget: the same for the broadcast half of each all-reduce. Above 0 replicas
         may drift apart, so every `resync_every` training steps (default 50) rank 0's parameters
         are broadcast, loss-free, before the forward pass.
+    wire: how the gradients travel: 'fp32' (default), 'bf16' or 'fp16' (half the bytes; each
+        rank's gradient is rounded once, the average is taken in float32 and rounded once more,
+        identically on every rank).
+    error_feedback: with a 16-bit wire, carry each bucket's rounding error into its next step
+        (costs one float32 copy of the gradients).
+    hadamard_rotation: rotate each slice before sending it and back after, so that a lost
+        packet's error is spread thinly over the slice instead of zeroing a run of entries.
     options: dlcp.torch.Options for the transport (bind_host, drop_rate, protected_share, ...).
     """
 
@@ -94,6 +102,9 @@ class HookState:
         broadcast_loss_budget=0.0,
         resync_every=None,
         options=None,
+        wire="fp32",
+        error_feedback=False,
+        hadamard_rotation=False,
     ):
         module = getattr(model, "module", model)
         self._positions, self.num_layers = layer_positions(module)
@@ -128,6 +139,14 @@ class HookState:
             )
         self.broadcast_loss_budget = float(broadcast_loss_budget)
         self.resync_every = int(resync_every)
+        self.wire = wire_dtype("dlcp.torch.HookState: wire", wire)
+        if error_feedback and self.wire == _core.WireDtype.fp32:
+            raise InvalidArgumentError(
+                "dlcp.torch.HookState: error_feedback needs wire='bf16' or 'fp16' (fp32 leaves "
+                "no rounding error to feed back)"
+            )
+        self.error_feedback = bool(error_feedback)
+        self._residuals = {}  # bucket index -> its rounding error, with error feedback
 
         group = process_group or dist.distributed_c10d._get_default_group()
         prefix = f"dlcp_hook/{dist.distributed_c10d._pg_names.get(group, '')}/{next(_instances)}"
@@ -138,6 +157,8 @@ class HookState:
         self._collective = options.collective_defaults()
         self._collective.op = _core.ReduceOp.average
         self._collective.broadcast_loss_budget = self.broadcast_loss_budget
+        self._collective.wire = self.wire
+        self._collective.hadamard_rotation = bool(hadamard_rotation)
         self._totals = CollectiveTotals()
         self._lock = threading.Lock()  # the totals and timers, updated by the callbacks
         _live_states.add(self)
@@ -195,7 +216,18 @@ class HookState:
         """Waits for the bucket in flight, then leaves the job. Idempotent; also runs at exit."""
         self._communicator.close()
 
-    def _post(self, buffer, slices, posted):
+    def _residual(self, bucket, entries):
+        """The bucket's error-feedback residual (zeros at first, and again after DDP rebuilt
+        its buckets), or None without error feedback."""
+        if not self.error_feedback:
+            return None
+        residual = self._residuals.get(bucket.index())
+        if residual is None or residual.size != entries:
+            residual = np.zeros(entries, dtype=np.float32)
+            self._residuals[bucket.index()] = residual
+        return residual
+
+    def _post(self, buffer, slices, posted, residual=None):
         """All-reduces the bucket's slices; the returned future carries `buffer` once done."""
         future = torch.futures.Future()
         lossy = sum(1 for _, _, _, budget in slices if budget > 0)
@@ -214,7 +246,7 @@ class HookState:
             future.set_result(buffer)
 
         self._communicator.allreduce_slices(
-            buffer.numpy(), slices, self.num_layers, self._collective, done
+            buffer.numpy(), slices, self.num_layers, self._collective, done, residual
         )
         return future
 
@@ -256,7 +288,9 @@ def comm_hook(state, bucket):
             "dlcp.torch.comm_hook handles contiguous float32 CPU gradient buckets, got "
             f"{buffer.dtype} on {buffer.device}"
         )
-    future = state._post(buffer, state.slices(bucket), start)
+    future = state._post(
+        buffer, state.slices(bucket), start, state._residual(bucket, buffer.numel())
+    )
     with state._lock:
         state.buckets += 1
         state.hook_seconds += time.perf_counter() - start

@@ -17,7 +17,8 @@ PARAMETER_SERVER = ("ps", "parameter-server", "algorithm.ps")
 BACKEND_FIELDS = {
     name: (name,)
     for name in (
-        "loss_budget", "lossy_min_entries", "aggregation", "layer", "num_layers", "deadline_ms"
+        "loss_budget", "lossy_min_entries", "aggregation", "layer", "num_layers", "deadline_ms",
+        "wire", "hadamard_rotation",
     )
 }
 
@@ -30,7 +31,9 @@ class Options:
     Backend keywords: loss_budget (share of a float all-reduce's contributions that may be
     lost, 0 = reliable), lossy_min_entries (smaller all-reduces stay loss-free, default 1024),
     aggregation ('unbiased' or 'zero_fill'), layer and num_layers (the priority class of the
-    backend's all-reduces), deadline_ms (per transfer). Transport keywords: those of
+    backend's all-reduces), deadline_ms (per transfer), wire ('fp32', 'bf16' or 'fp16': how
+    float all-reduces and reduce-scatters of at least lossy_min_entries entries travel) and
+    hadamard_rotation (on the same). Error feedback needs the communication hook. Transport keywords: those of
     dlcp.communicator_options (bind_host, paths, mtu, protected_share, drop_rate, ...).
     bind_host defaults to DLCP_BIND_HOST, else the address that routes to MASTER_ADDR, else
     127.0.0.1; advertise_host to DLCP_ADVERTISE_HOST.
