@@ -20,6 +20,7 @@
 #include "rendezvous/store_protocol.hpp"
 #include "wire/control.hpp"
 #include "wire/data_header.hpp"
+#include "wire/values.hpp"
 
 namespace {
 
@@ -46,9 +47,12 @@ std::vector<std::byte> datagram(const DataHeader& h) {
     encode_mac_trailer(trailer,
                        std::span<std::byte>(d).subspan(kDataHeaderBytes + h.payload_bytes));
   }
-  std::vector<float> values(h.payload_bytes / kFloatBytes);
+  std::vector<float> values(values_fitting(h.wire, h.payload_bytes));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.25f - 1.0f;
-  store_floats(values, std::span<std::byte>(d).subspan(kDataHeaderBytes));
+  if (payload_bytes(h.wire, values.size()) == h.payload_bytes) {
+    encode_values(values, h.wire,
+                  std::span<std::byte>(d).subspan(kDataHeaderBytes, h.payload_bytes));
+  }
   return d;
 }
 
@@ -79,6 +83,13 @@ void write_data_seeds(const fs::path& dir) {
   fs::create_directories(dir);
   DataHeader h = base_header();
   write_file(dir / "valid_first.bin", datagram(h));
+  for (const auto& [dtype, name] : {std::pair{dlcp::WireDtype::kBfloat16, "valid_bf16.bin"},
+                                    std::pair{dlcp::WireDtype::kFloat16, "valid_fp16.bin"}}) {
+    DataHeader sixteen = base_header();
+    sixteen.wire = dtype;
+    sixteen.payload_bytes = static_cast<std::uint16_t>(payload_bytes(dtype, 8));
+    write_file(dir / name, datagram(sixteen));
+  }
 
   h.seq = 2;
   h.payload_bytes = 16;
