@@ -4,6 +4,7 @@
 
 #include "bench_allreduce.hpp"
 #include "commands.hpp"
+#include "train_cli.hpp"
 
 namespace dlcp::tools {
 namespace {
@@ -29,6 +30,9 @@ void add_allreduce_options(CLI::App* command, AllreduceBenchOptions& o) {
                    "Broadcast-side loss budget (replicas may then differ)")
       ->check(CLI::Range(0.0, 1.0));
   command->add_option("--op", o.op, "Reduction")->check(CLI::IsMember({"sum", "average"}));
+  add_wire_option(command, o.wire,
+                  "How the values travel: fp32, bf16 or fp16 for dlcp; gloo fp16 is PyTorch "
+                  "DDP's fp16_compress_hook (values / ranks in half, summed by Gloo); mpi fp32");
   command->add_option("--aggregation", o.aggregation, "How lost contributions are treated")
       ->check(CLI::IsMember({"unbiased", "zero-fill"}));
   command->add_option("--paths", o.paths, "UDP paths per rank")->check(CLI::Range(1, 64));

@@ -2,6 +2,7 @@
 //
 //   dlcp::tools::GlooAllreduce gloo(store, rank, size, "127.0.0.1");
 //   for (const auto& algorithm : GlooAllreduce::algorithms()) gloo.allreduce(values, algorithm);
+//   gloo.allreduce_fp16_average(values, "new_ring");  // the 16-bit baseline: values / size, summed
 //
 // Gloo's headers stay out of this header so that the harness compiles without them.
 #pragma once
@@ -47,6 +48,14 @@ class GlooAllreduce {
   // buffer measure Gloo's steady state. Throws dlcp::Error (kInvalidArgument) for an unknown
   // algorithm or a buffer Gloo cannot address, and (kAborted) when Gloo fails mid-operation.
   void allreduce(std::span<float> values, const std::string& algorithm);
+
+  // The 16-bit baseline, as PyTorch DDP's fp16_compress_hook runs it on Gloo: divides `values` by
+  // size(), rounds them to IEEE half (gloo::float16), sum-all-reduces the halves with the named
+  // algorithm (each addition rounded to half, as gloo::sum<float16> does), half the bytes of
+  // allreduce(), and widens the result back into `values`, which then hold the average (within
+  // half precision; the same on every rank). The half buffer and algorithm object are cached per
+  // (values, algorithm) like allreduce()'s. Throws as allreduce() does.
+  void allreduce_fp16_average(std::span<float> values, const std::string& algorithm);
 
   void barrier();
 

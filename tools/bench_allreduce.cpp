@@ -13,6 +13,7 @@
 #include "dlcp/store.hpp"
 #include "settlement_report.hpp"
 #include "summary.hpp"
+#include "system_choice.hpp"
 
 namespace dlcp::tools {
 namespace {
@@ -36,6 +37,7 @@ void check_options(const AllreduceBenchOptions& o) {
         "which dlcp cannot inject loss into (use the testbed for lossy TCP baselines)");
   }
   if (!is_dlcp(o.algo) && o.op != "sum") invalid("Gloo and MPI baselines measure --op sum only");
+  check_wire_supported(o.algo, o.wire);
   const double floats = o.mib * (1 << 20) / 4.0;
   if (floats < 1 || floats > 4.0e9) invalid("--mib must give 1 .. 2^32 floats");
 }
@@ -141,7 +143,9 @@ std::vector<std::string> allreduce_bench_flags(const AllreduceBenchOptions& o) {
           "--concurrent",
           std::to_string(o.concurrent),
           "--deadline-ms",
-          std::to_string(o.deadline_ms)};
+          std::to_string(o.deadline_ms),
+          "--wire",
+          to_string(o.wire)};
 }
 
 nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
@@ -149,10 +153,11 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
   const std::size_t floats = static_cast<std::size_t>(o.mib * (1 << 20) / 4.0);
   const std::size_t bytes = floats * sizeof(float);
   const int world = o.ranks + (o.algo == "ps" ? o.servers : 0);
+  const std::string label = wire_label(o.algo, o.wire);
   TcpStoreServer store_server("127.0.0.1", 0);
   const std::string store_address = store_server.address();
   if (o.verbose) {
-    std::cerr << "bench allreduce: " << o.algo << ", " << o.ranks << " ranks"
+    std::cerr << "bench allreduce: " << label << ", " << o.ranks << " ranks"
               << (o.algo == "ps" ? " + " + std::to_string(o.servers) + " servers" : "") << ", "
               << fmt(o.mib) << " MiB, " << o.iters << " iterations";
     if (o.drop > 0) std::cerr << ", injected loss " << fmt(o.drop * 100) << "%";
@@ -178,7 +183,7 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
   }
   const std::string failure = children.wait_all(std::chrono::seconds(o.timeout_s));
   if (!failure.empty()) {
-    throw Error(ErrorCode::kAborted, -1, "bench allreduce (" + o.algo + "): " + failure);
+    throw Error(ErrorCode::kAborted, -1, "bench allreduce (" + label + "): " + failure);
   }
 
   TcpStore results("127.0.0.1", store_server.port(), std::chrono::seconds(10));
@@ -209,6 +214,8 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
   }
   nlohmann::json summary = by_variant[best];
   summary["algo"] = o.algo;
+  summary["wire"] = to_string(o.wire);
+  summary["label"] = label;  // algo, and the wire dtype unless fp32: "gloo fp16"
   summary["variant"] = best;
   summary["ranks"] = o.ranks;
   summary["servers"] = o.algo == "ps" ? o.servers : 0;
@@ -218,11 +225,12 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
   if (by_variant.size() > 1) summary["variants"] = by_variant;
   if (o.verbose) {
     for (const auto& [variant, s] : by_variant.items()) {
-      std::cerr << "  " << o.algo << (variant == o.algo ? "" : "/" + variant) << ": p50 "
-                << fmt(s["p50_ms"].get<double>()) << " ms, p99 " << fmt(s["p99_ms"].get<double>())
-                << " ms, " << fmt(s["algbw_gbps"].get<double>()) << " Gbit/s, delivered "
-                << fmt(s["delivered_fraction"].get<double>() * 100, 3) << "%, max rel error "
-                << s["max_rel_error"].get<double>()
+      std::cerr << "  " << o.algo << (variant == o.algo ? "" : "/" + variant)
+                << (o.wire == WireDtype::kFloat32 ? "" : std::string(" ") + to_string(o.wire))
+                << ": p50 " << fmt(s["p50_ms"].get<double>()) << " ms, p99 "
+                << fmt(s["p99_ms"].get<double>()) << " ms, " << fmt(s["algbw_gbps"].get<double>())
+                << " Gbit/s, delivered " << fmt(s["delivered_fraction"].get<double>() * 100, 3)
+                << "%, max rel error " << s["max_rel_error"].get<double>()
                 << (s["consistent"].get<bool>() ? ", consistent" : ", REPLICAS DIFFER")
                 << std::endl;
       if (s.contains("settlement")) {

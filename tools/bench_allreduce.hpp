@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dlcp/options.hpp"
+
 namespace dlcp::tools {
 
 struct AllreduceBenchOptions {
@@ -21,7 +23,10 @@ struct AllreduceBenchOptions {
   double burst = 1;       // mean loss burst length
   double loss_bound = 0;  // reduce-side budget (dlcp only)
   double broadcast_loss_bound = 0;
-  std::string op = "sum";                // sum | average (dlcp); Gloo and MPI always sum
+  std::string op = "sum";  // sum | average (dlcp); Gloo and MPI always sum
+  // How the values travel: any dtype for dlcp (CollectiveOptions::wire); fp16 for Gloo runs
+  // PyTorch's fp16_compress_hook (GlooAllreduce::allreduce_fp16_average); MPI float32 only.
+  WireDtype wire = WireDtype::kFloat32;
   std::string aggregation = "unbiased";  // unbiased | zero-fill
   int paths = 4;
   int mtu = 0;

@@ -42,6 +42,7 @@ void check_options(const TrainBenchOptions& o, const testbed::TestbedOptions* ne
       (o.no_spray || o.no_priority || o.no_loss_tolerance || o.drop > 0)) {
     invalid("--no-spray, --no-priority, --no-loss-tolerance and --drop apply to dlcp systems only");
   }
+  check_wire_supported(o.system, o.wire);
   if (network != nullptr && o.drop > 0) {
     invalid(
         "--drop injects loss inside dlcp on loopback; on the testbed the switches lose packets");
@@ -108,6 +109,7 @@ nlohmann::json summarize(const TrainBenchOptions& o, const std::vector<nlohmann:
   }
   nlohmann::json s;
   s["system"] = o.label();
+  s["wire"] = to_string(o.wire);
   s["model"] = o.model;
   s["ranks"] = o.ranks;
   s["iterations"] = iters;
@@ -147,12 +149,8 @@ nlohmann::json summarize(const TrainBenchOptions& o, const std::vector<nlohmann:
 
 }  // namespace
 
-bool is_dlcp_system(const std::string& system) {
-  return system == "dlcp-ps" || system == "dlcp-ring" || system == "dlcp-tar";
-}
-
 std::string TrainBenchOptions::label() const {
-  std::string text = system;
+  std::string text = wire_label(system, wire);
   if (no_spray) text += " no-spray";
   if (no_priority) text += " no-priority";
   if (no_loss_tolerance) text += " no-loss-tolerance";
@@ -187,7 +185,9 @@ std::vector<std::string> train_bench_flags(const TrainBenchOptions& o) {
                                     "--deadline-ms",
                                     std::to_string(o.deadline_ms),
                                     "--control-rto-min-us",
-                                    std::to_string(o.control_rto_min_us)};
+                                    std::to_string(o.control_rto_min_us),
+                                    "--wire",
+                                    to_string(o.wire)};
   if (o.no_spray) flags.push_back("--no-spray");
   if (o.no_priority) flags.push_back("--no-priority");
   if (o.no_loss_tolerance) flags.push_back("--no-loss-tolerance");
@@ -196,8 +196,9 @@ std::vector<std::string> train_bench_flags(const TrainBenchOptions& o) {
 
 nlohmann::json run_train_bench(const TrainBenchOptions& o, const testbed::TestbedOptions* network) {
   check_options(o, network);
-  const auto store_dir = std::filesystem::temp_directory_path() /
-                         ("dlcp-train-" + std::to_string(::getpid()) + "-" + o.system);
+  const auto store_dir =
+      std::filesystem::temp_directory_path() /
+      ("dlcp-train-" + std::to_string(::getpid()) + "-" + o.system + "-" + to_string(o.wire));
   std::filesystem::remove_all(store_dir);
   std::filesystem::create_directories(store_dir);
   const int servers = o.system == "dlcp-ps" ? (o.servers > 0 ? o.servers : o.ranks) : 0;

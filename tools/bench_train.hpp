@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dlcp/options.hpp"
+#include "system_choice.hpp"  // is_dlcp_system
 #include "testbed_options.hpp"
 #include "workload/iteration_plan.hpp"
 
@@ -22,6 +24,9 @@ struct TrainBenchOptions {
   int warmup = 3;
   workload::PlanOptions plan;
   double loss_budget = 0.05;  // dlcp only
+  // How gradients travel: any dtype for dlcp; fp16 for gloo is PyTorch DDP's
+  // fp16_compress_hook; mpi float32 only (system_choice.hpp).
+  WireDtype wire = WireDtype::kFloat32;
   // Ablations: each turns one of dlcp's mechanisms off.
   bool no_spray = false;           // one path per peer, hashed by ECMP like a TCP flow
   bool no_priority = false;        // every bucket in the least urgent class, beside best effort
@@ -35,7 +40,8 @@ struct TrainBenchOptions {
   int timeout_s = 300;
   bool verbose = true;
 
-  // Label used in tables and JSON: the system plus its ablation.
+  // Label used in tables and JSON: the system, its wire dtype unless fp32, then its ablation
+  // ("dlcp-ring bf16 no-spray").
   std::string label() const;
 };
 
@@ -47,7 +53,5 @@ nlohmann::json run_train_bench(const TrainBenchOptions& options,
 int run_train_bench_rank(const TrainBenchOptions& options, int* argc, char*** argv);
 
 std::vector<std::string> train_bench_flags(const TrainBenchOptions& options);
-
-bool is_dlcp_system(const std::string& system);
 
 }  // namespace dlcp::tools

@@ -95,8 +95,19 @@ int run_train_bench_rank(const TrainBenchOptions& o, int* argc, char*** argv) {
     rank = std::stoi(require_env("DLCP_TRAIN_RANK"));
     gloo = std::make_unique<GlooAllreduce>(store, rank, o.ranks, bind_host);
     // gloo::allreduce's ring: what PyTorch's gloo process group runs for CPU tensors.
-    sync =
-        std::make_unique<QueuedSync>([&](std::span<float> v) { gloo->allreduce(v, "new_ring"); });
+    if (o.wire == WireDtype::kFloat16) {
+      sync = std::make_unique<QueuedSync>([&](std::span<float> v) {
+        // fp16_compress_hook leaves the average; the check and the other systems expect the
+        // sum, so multiply back (in place of the division by the world size that DDP's float32
+        // path would make).
+        gloo->allreduce_fp16_average(v, "new_ring");
+        const auto ranks = static_cast<float>(o.ranks);
+        for (auto& value : v) value *= ranks;
+      });
+    } else {
+      sync =
+          std::make_unique<QueuedSync>([&](std::span<float> v) { gloo->allreduce(v, "new_ring"); });
+    }
     barrier = [&] { gloo->barrier(); };
   } else {
     rank = std::stoi(require_env("DLCP_TRAIN_RANK"));
@@ -130,6 +141,7 @@ int run_train_bench_rank(const TrainBenchOptions& o, int* argc, char*** argv) {
     sync_options.loss_budget = o.no_loss_tolerance ? 0.0 : o.loss_budget;
     sync_options.priority = !o.no_priority;
     sync_options.deadline = std::chrono::milliseconds(o.deadline_ms);
+    sync_options.wire = o.wire;
     sync = std::make_unique<DlcpSync>(*comm, sync_options);
     barrier = [&] { comm->barrier(); };
   }

@@ -13,6 +13,7 @@
 #include "demo_report.hpp"
 #include "dlcp/error.hpp"
 #include "switch_counters.hpp"
+#include "system_choice.hpp"
 #include "testbed.hpp"
 
 namespace dlcp::tools {
@@ -23,9 +24,10 @@ struct Network {
   std::optional<testbed::BackgroundTraffic> load;
 };
 
-TrainBenchOptions train_options(const DemoOptions& o, const std::string& system) {
+TrainBenchOptions train_options(const DemoOptions& o, const SystemChoice& system) {
   TrainBenchOptions t;
-  t.system = system;
+  t.system = system.system;
+  t.wire = system.wire;
   t.model = o.model;
   t.ranks = o.network.hosts;
   t.iters = o.iters;
@@ -63,7 +65,7 @@ nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, doubl
   return result;
 }
 
-TrainBenchOptions ablated(const DemoOptions& o, const std::string& system,
+TrainBenchOptions ablated(const DemoOptions& o, const SystemChoice& system,
                           const std::string& mechanism) {
   TrainBenchOptions run = train_options(o, system);
   run.no_spray = mechanism == "spray";
@@ -72,17 +74,27 @@ TrainBenchOptions ablated(const DemoOptions& o, const std::string& system,
   return run;
 }
 
-void check_demo_options(const DemoOptions& o) {
+// Checks the options and returns the systems they name, in order.
+std::vector<SystemChoice> check_demo_options(const DemoOptions& o) {
   const auto invalid = [](const std::string& what) {
     throw Error(ErrorCode::kInvalidArgument, -1, what);
   };
   if (o.systems.empty()) invalid("--systems names no system");
+  std::vector<SystemChoice> systems;
   bool any_dlcp = false;
-  for (const auto& system : o.systems) {
-    if (!is_dlcp_system(system) && system != "gloo" && system != "mpi") {
-      invalid("--systems: '" + system + "' is not gloo, mpi, dlcp-ps, dlcp-ring or dlcp-tar");
+  for (const auto& text : o.systems) {
+    try {
+      systems.push_back(parse_system_choice(text));
+    } catch (const Error& e) {
+      invalid(std::string("--systems: ") + e.what());
     }
-    any_dlcp = any_dlcp || is_dlcp_system(system);
+    for (std::size_t i = 0; i + 1 < systems.size(); ++i) {
+      // Runs are told apart by their labels, so one system twice would merge into one row.
+      if (systems[i].label() == systems.back().label()) {
+        invalid("--systems names '" + systems.back().label() + "' twice");
+      }
+    }
+    any_dlcp = any_dlcp || is_dlcp_system(systems.back().system);
   }
   for (const auto& mechanism : o.ablations) {
     if (mechanism != "spray" && mechanism != "priority" && mechanism != "loss-tolerance") {
@@ -91,12 +103,21 @@ void check_demo_options(const DemoOptions& o) {
   }
   if (!o.ablations.empty() && !any_dlcp) invalid("--ablations need a dlcp system in --systems");
   if (o.repeat < 1) invalid("--repeat must be at least 1");
+  return systems;
+}
+
+// The system whose runs carry `label` (best_dlcp_system's answer).
+const SystemChoice& labelled(const std::vector<SystemChoice>& systems, const std::string& label) {
+  for (const auto& system : systems) {
+    if (system.label() == label) return system;
+  }
+  throw Error(ErrorCode::kInvalidArgument, -1, "no system in --systems is labelled " + label);
 }
 
 }  // namespace
 
 nlohmann::json run_demo(const DemoOptions& o) {
-  check_demo_options(o);
+  const std::vector<SystemChoice> chosen = check_demo_options(o);
   bool loopback = o.loopback;
   std::string fallback_reason;
   if (!loopback) {
@@ -145,19 +166,19 @@ nlohmann::json run_demo(const DemoOptions& o) {
       network.testbed = std::make_unique<testbed::Testbed>(runner, o.network);
       if (o.with_background) network.load.emplace(o.network, o.background);
     }
-    std::string ablated_system;
+    std::optional<SystemChoice> ablated_system;
     for (int r = 0; r < o.repeat; ++r) {
       nlohmann::json this_repeat = nlohmann::json::array();
-      for (const auto& system : o.systems) {
+      for (const auto& system : chosen) {
         this_repeat.push_back(
             run_one(train_options(o, system), network, loopback_drop, ++index, total));
       }
-      if (!o.ablations.empty() && ablated_system.empty()) {
-        ablated_system = best_dlcp_system(this_repeat);
+      if (!o.ablations.empty() && !ablated_system) {
+        ablated_system = labelled(chosen, best_dlcp_system(this_repeat));
       }
       for (const auto& mechanism : o.ablations) {
-        this_repeat.push_back(
-            run_one(ablated(o, ablated_system, mechanism), network, loopback_drop, ++index, total));
+        this_repeat.push_back(run_one(ablated(o, *ablated_system, mechanism), network,
+                                      loopback_drop, ++index, total));
       }
       for (auto& run : this_repeat) congested.push_back(std::move(run));
     }
@@ -168,7 +189,7 @@ nlohmann::json run_demo(const DemoOptions& o) {
     Network network;
     network.testbed = std::make_unique<testbed::Testbed>(runner, quiet);
     for (int r = 0; r < o.repeat; ++r) {
-      for (const auto& system : o.systems) {
+      for (const auto& system : chosen) {
         clean.push_back(run_one(train_options(o, system), network, 0, ++index, total));
       }
     }
@@ -177,14 +198,15 @@ nlohmann::json run_demo(const DemoOptions& o) {
   nlohmann::json tail_runs = nlohmann::json::array();
   if (tail) {
     // The budget's case: a round lost in a burst is lost again, so every round avoided counts.
-    const std::string best = best_dlcp_system(merge_repeats(congested));
+    const SystemChoice best = labelled(chosen, best_dlcp_system(merge_repeats(congested)));
     testbed::TestbedOptions bursty = o.network;
     bursty.gray.burst_ms = o.tail_burst_ms;
     Network network;
     network.testbed = std::make_unique<testbed::Testbed>(runner, bursty);
     if (o.with_background) network.load.emplace(bursty, o.background);
     for (int r = 0; r < o.repeat; ++r) {
-      tail_runs.push_back(run_one(train_options(o, "gloo"), network, 0, ++index, total));
+      tail_runs.push_back(
+          run_one(train_options(o, {"gloo", WireDtype::kFloat32}), network, 0, ++index, total));
       tail_runs.push_back(run_one(train_options(o, best), network, 0, ++index, total));
       tail_runs.push_back(run_one(ablated(o, best, "loss-tolerance"), network, 0, ++index, total));
     }

@@ -1,8 +1,9 @@
 // `dlcp demo`, the main job: emulated training of a real model's gradients across the testbed's
-// commodity-switch network under background load and a gray failure, for the TCP baselines and for
-// dlcp (parameter server and ring, then with each mechanism switched off), again on a clean
-// network, and in the tail scenario (the gray failure in bursts). Prints a table, writes JSON and
-// a PNG plot. Without root it falls back to loopback with in-process loss injection, and says so.
+// commodity-switch network under background load and a gray failure, for the TCP baselines (Gloo
+// in float32 and fp16, Open MPI) and for dlcp (parameter server and ring, in float32 and bf16, then
+// the fastest with each mechanism switched off), again on a clean network, and in the tail
+// scenario (the gray failure in bursts). Prints a table, writes JSON and a PNG plot. Without root
+// it falls back to loopback with in-process loss injection, and says so.
 #pragma once
 
 #include <string>
@@ -25,9 +26,12 @@ struct DemoOptions {
   testbed::TestbedOptions network;
   testbed::BackgroundOptions background;
   bool with_background = true;
-  // Systems compared, in the order they run; the ablations switch one mechanism off ("spray",
-  // "priority", "loss-tolerance") in the fastest dlcp system of the first repetition.
-  std::vector<std::string> systems = {"gloo", "mpi", "dlcp-ps", "dlcp-ring"};
+  // Systems compared, in the order they run, each "<system>" or "<system>:<wire>"
+  // (parse_system_choice): Gloo's fp16 is PyTorch DDP's fp16_compress_hook. The ablations switch
+  // one mechanism off ("spray", "priority", "loss-tolerance") in the fastest dlcp system (wire
+  // included) of the first repetition.
+  std::vector<std::string> systems = {"gloo",      "gloo:fp16",    "mpi",           "dlcp-ps",
+                                      "dlcp-ring", "dlcp-ps:bf16", "dlcp-ring:bf16"};
   std::vector<std::string> ablations = {"spray", "priority", "loss-tolerance"};
   // Every run repeated, interleaved (all systems, then all again); the table shows medians.
   int repeat = 1;

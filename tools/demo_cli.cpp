@@ -21,7 +21,8 @@ SubcommandRunner add_demo_command(CLI::App& app) {
   auto* demo_command = app.add_subcommand(
       "demo",
       "The main job: emulated training over the testbed's switch network under load and a 1% gray "
-      "failure, TCP baselines beside dlcp and its ablations (loopback without root)");
+      "failure, TCP baselines (Gloo in float32 and fp16, Open MPI) beside dlcp (float32 and bf16) "
+      "and its ablations (loopback without root)");
   demo_command->add_option("--model", state->demo.model,
                            "Model profile (resnet50, vgg16, bert_base)");
   demo_command->add_option("--iters", state->demo.iters, "Timed iterations per system")
@@ -45,11 +46,16 @@ SubcommandRunner add_demo_command(CLI::App& app) {
   demo_command->add_flag("--no-ablations", state->no_ablations, "Skip the mechanism ablations");
   demo_command
       ->add_option("--systems", state->demo.systems,
-                   "Systems to compare, comma-separated (gloo, mpi, dlcp-ps, dlcp-ring, dlcp-tar)")
-      ->delimiter(',');
+                   "Systems to compare, comma-separated (gloo, mpi, dlcp-ps, dlcp-ring, dlcp-tar), "
+                   "each optionally with how its gradients travel after a colon: fp32, bf16 or "
+                   "fp16 for dlcp (dlcp-ring:bf16), fp16 for gloo (gloo:fp16, PyTorch DDP's "
+                   "fp16_compress_hook)")
+      ->delimiter(',')
+      ->capture_default_str();
   demo_command
       ->add_option("--ablations", state->demo.ablations,
-                   "Mechanisms to switch off in turn in the fastest dlcp system, comma-separated "
+                   "Mechanisms to switch off in turn in the fastest dlcp system (wire dtype "
+                   "included), comma-separated "
                    "(spray, priority, loss-tolerance)")
       ->delimiter(',');
   demo_command
@@ -69,8 +75,7 @@ SubcommandRunner add_demo_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 10000.0));
   demo_command->add_flag("--loopback", state->demo.loopback,
                          "Loopback even when the testbed is possible");
-  demo_command->add_option("--out", state->demo.out_dir,
-                           "Directory for state->demo.json and state->demo.png");
+  demo_command->add_option("--out", state->demo.out_dir, "Directory for demo.json and demo.png");
   demo_command->add_flag("--json", state->json, "End with the summary as one JSON line");
 
   return [=](ProgramArguments) -> int {

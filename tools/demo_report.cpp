@@ -15,15 +15,30 @@
 namespace dlcp::tools {
 namespace {
 
+// A row's "system" is TrainBenchOptions::label(): "<system>[ <wire>][ no-<mechanism>...]", e.g.
+// "gloo fp16", "dlcp-ring bf16", "dlcp-ring bf16 no-spray".
+std::string system_of(const std::string& label) {
+  return label.substr(0, label.find(' '));
+}
+
+// Where the ablation starts in a label, or npos for a full configuration.
+std::size_t ablation_at(const std::string& label) {
+  return label.find(" no-");
+}
+
 bool is_baseline(const nlohmann::json& r) {
-  const auto system = r["system"].get<std::string>();
+  const auto system = system_of(r["system"].get<std::string>());
   return system == "gloo" || system == "mpi";
 }
 
+// dlcp with every mechanism on, in any wire dtype.
 bool is_full_dlcp(const nlohmann::json& r) {
-  const auto system = r["system"].get<std::string>();
-  return system.rfind("dlcp-", 0) == 0 && system.find(' ') == std::string::npos;
+  const auto label = r["system"].get<std::string>();
+  return label.rfind("dlcp-", 0) == 0 && ablation_at(label) == std::string::npos;
 }
+
+// Wide enough for the longest label, "dlcp-ring bf16 no-loss-tolerance", and a space.
+constexpr int kSystemColumn = 34;
 
 const nlohmann::json* best_by(const nlohmann::json& results, const char* key, bool baseline) {
   const nlohmann::json* best = nullptr;
@@ -69,9 +84,9 @@ nlohmann::json network_summary(const nlohmann::json& results) {
   // medians may rank otherwise): compare each with its own full configuration.
   const nlohmann::json* ablated = nullptr;
   for (const auto& r : results) {
-    const auto system = r["system"].get<std::string>();
-    const auto space = system.find(' ');
-    if (space != std::string::npos) ablated = find_system(results, system.substr(0, space));
+    const auto label = r["system"].get<std::string>();
+    const auto ablation = ablation_at(label);
+    if (ablation != std::string::npos) ablated = find_system(results, label.substr(0, ablation));
     if (ablated != nullptr) break;
   }
   if (ablated != nullptr) {
@@ -190,12 +205,12 @@ nlohmann::json make_demo_summary(const nlohmann::json& all_congested,
 void print_demo_table(std::ostream& out, const nlohmann::json& summary) {
   const auto table = [&](const nlohmann::json& s, const std::string& title) {
     out << "\n" << title << "\n";
-    out << std::left << std::setw(32) << "system" << std::right << std::setw(11) << "iter p50"
-        << std::setw(11) << "iter p99" << std::setw(9) << "x p50" << std::setw(9) << "x p99"
-        << std::setw(11) << "delivered"
+    out << std::left << std::setw(kSystemColumn) << "system" << std::right << std::setw(11)
+        << "iter p50" << std::setw(11) << "iter p99" << std::setw(9) << "x p50" << std::setw(9)
+        << "x p99" << std::setw(11) << "delivered"
         << "  switch drops: urgent / eligible / best effort, gray\n";
     for (const auto& r : s["systems"]) {
-      out << std::left << std::setw(32) << r["system"].get<std::string>() << std::right
+      out << std::left << std::setw(kSystemColumn) << r["system"].get<std::string>() << std::right
           << std::setw(11) << format_ms(r["iter_p50_ms"].get<double>()) << std::setw(11)
           << format_ms(r["iter_p99_ms"].get<double>());
       std::ostringstream x50;
@@ -237,10 +252,10 @@ void print_demo_table(std::ostream& out, const nlohmann::json& summary) {
     for (const auto& r : s["systems"]) any = any || r.contains("settlement");
     if (!any) return;
     out << "where dlcp's messages spend their time (every message received, warm-up included):\n";
-    out << std::left << std::setw(32) << "  system" << std::right << std::setw(10) << "messages"
-        << std::setw(10) << "no round" << std::setw(10) << "in budget" << std::setw(10)
-        << "tail cut" << std::setw(12) << "rounds p99" << std::setw(20) << "recovery p50/p99"
-        << std::setw(22) << "first round p50/p99\n";
+    out << std::left << std::setw(kSystemColumn) << "  system" << std::right << std::setw(10)
+        << "messages" << std::setw(10) << "no round" << std::setw(10) << "in budget"
+        << std::setw(10) << "tail cut" << std::setw(12) << "rounds p99" << std::setw(20)
+        << "recovery p50/p99" << std::setw(22) << "first round p50/p99\n";
     for (const auto& r : s["systems"]) {
       if (!r.contains("settlement")) continue;
       const auto& m = r["settlement"];
@@ -251,8 +266,8 @@ void print_demo_table(std::ostream& out, const nlohmann::json& summary) {
       std::ostringstream first;
       first << std::fixed << std::setprecision(1) << m["first_round_p50_ms"].get<double>() << " / "
             << m["first_round_p99_ms"].get<double>() << " ms";
-      out << "  " << std::left << std::setw(30) << r["system"].get<std::string>() << std::right
-          << std::setw(10) << m["messages"].get<std::uint64_t>() << std::setw(10)
+      out << "  " << std::left << std::setw(kSystemColumn - 2) << r["system"].get<std::string>()
+          << std::right << std::setw(10) << m["messages"].get<std::uint64_t>() << std::setw(10)
           << format_percent(m["no_recovery_fraction"].get<double>()) << std::setw(10)
           << format_percent(m["settled_within_budget"].get<double>() / messages) << std::setw(10)
           << format_percent(m["settled_before_round_end"].get<double>() / messages) << std::setw(12)

@@ -12,7 +12,11 @@ namespace dlcp::tools {
 std::string format_ms(double ms);
 std::string format_percent(double fraction);
 
-// The fastest (lowest iteration p50) of the full dlcp configurations in `results`.
+// Rows are named by TrainBenchOptions::label(): the system, its wire dtype unless fp32, then
+// any ablation ("gloo fp16", "dlcp-ring bf16", "dlcp-ring bf16 no-spray"). Gloo and Open MPI in
+// any dtype are baselines; dlcp in any dtype with no ablation is a full dlcp configuration.
+
+// The fastest (lowest iteration p50) of the full dlcp configurations in `results`: its label.
 std::string best_dlcp_system(const nlohmann::json& results);
 
 // Runs of the same system repeated (`dlcp demo --repeat`) become one row: the run with the median

@@ -22,6 +22,14 @@ void add_plan_options(CLI::App* command, workload::PlanOptions& plan) {
       ->check(CLI::Range(1e-3, 4096.0));
 }
 
+void add_wire_option(CLI::App* command, WireDtype& wire, const std::string& help) {
+  command
+      ->add_option_function<std::string>(
+          "--wire", [&wire](const std::string& name) { wire = parse_wire_dtype(name); }, help)
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
+      ->default_str("fp32");
+}
+
 namespace {
 
 void add_train_options(CLI::App* command, TrainBenchOptions& o) {
@@ -36,6 +44,9 @@ void add_train_options(CLI::App* command, TrainBenchOptions& o) {
   add_plan_options(command, o.plan);
   command->add_option("--loss-budget", o.loss_budget, "dlcp's loss budget per bucket")
       ->check(CLI::Range(0.0, 0.5));
+  add_wire_option(command, o.wire,
+                  "How gradients travel: fp32, bf16 or fp16 for dlcp; gloo fp16 is PyTorch "
+                  "DDP's fp16_compress_hook (gradients / ranks in half, summed by Gloo); mpi fp32");
   command->add_flag("--no-spray", o.no_spray, "Ablation: one ECMP-hashed path per peer");
   command->add_flag("--no-priority", o.no_priority, "Ablation: all buckets best effort");
   command->add_flag("--no-loss-tolerance", o.no_loss_tolerance, "Ablation: loss budget 0");

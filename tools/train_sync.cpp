@@ -16,6 +16,7 @@ void DlcpSync::start(std::size_t bucket_index, const workload::Bucket& bucket,
   collective.loss_budget = options_.loss_budget;
   collective.op = ReduceOp::kSum;
   collective.deadline = options_.deadline;
+  collective.wire = options_.wire;
   in_flight_.insert_or_assign(bucket_index, comm_.allreduce(values, collective));
 }
 

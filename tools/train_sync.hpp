@@ -21,6 +21,7 @@ struct DlcpSyncOptions {
   double loss_budget = 0;
   bool priority = true;  // false: every bucket in the least urgent class (ablation)
   std::chrono::milliseconds deadline{30000};
+  WireDtype wire = WireDtype::kFloat32;
 };
 
 class DlcpSync final : public workload::GradientSync {

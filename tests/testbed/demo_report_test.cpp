@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <string>
 
+#include "dlcp/error.hpp"
 #include "switch_counters.hpp"
+#include "system_choice.hpp"
 #include "testbed.hpp"
 
 namespace dlcp::tools {
@@ -138,6 +141,102 @@ TEST(DemoReport, TailScenarioAndSettlementTables) {
   EXPECT_NE(text.find("where dlcp's messages spend their time"), std::string::npos) << text;
   EXPECT_NE(text.find("0.0 / 12.5 ms"), std::string::npos) << text;  // recovery p50 / p99
   EXPECT_NE(text.find("25.0%"), std::string::npos) << text;          // 50 of 200 within budget
+}
+
+TEST(DemoReport, WireDtypesAreTheirOwnRowsAndBaselinesStayBaselines) {
+  // Gloo in fp16 is a baseline and dlcp in bf16 a full dlcp system; the ablations ran on the
+  // fastest, bf16 ring, and compare with it, not with float32 ring.
+  const nlohmann::json congested = {run("gloo", 800, 2000),
+                                    run("gloo fp16", 500, 1800),
+                                    run("mpi", 1000, 1500),
+                                    run("dlcp-ring", 300, 600),
+                                    run("dlcp-ring bf16", 200, 500),
+                                    run("dlcp-ps bf16", 250, 450),
+                                    run("dlcp-ring bf16 no-spray", 400, 900),
+                                    run("dlcp-ring bf16 no-loss-tolerance", 220, 1000)};
+  const auto summary = make_demo_summary(congested, nlohmann::json::array());
+  EXPECT_EQ(summary["best_baseline_p50"], "gloo fp16");
+  EXPECT_EQ(summary["best_baseline_p99"], "mpi");
+  EXPECT_EQ(summary["best_dlcp"], "dlcp-ring bf16");
+  EXPECT_EQ(best_dlcp_system(congested), "dlcp-ring bf16");
+  EXPECT_DOUBLE_EQ(summary["speedup_p50"].get<double>(), 500.0 / 200);
+  EXPECT_DOUBLE_EQ(summary["systems"][3]["speedup_p50"].get<double>(), 500.0 / 300);
+  EXPECT_EQ(summary["ablated_system"], "dlcp-ring bf16");
+  EXPECT_DOUBLE_EQ(summary["ablation"]["no-spray"]["slowdown_p50"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(summary["ablation"]["no-loss-tolerance"]["slowdown_p99"].get<double>(), 2.0);
+  EXPECT_FALSE(summary["ablation"].contains("no-priority"));
+  // A faster baseline in a 16-bit dtype is still a baseline, never the best dlcp.
+  const nlohmann::json fast_gloo = {run("gloo fp16", 100, 200), run("dlcp-ps", 300, 400)};
+  EXPECT_EQ(best_dlcp_system(fast_gloo), "dlcp-ps");
+  EXPECT_EQ(make_demo_summary(fast_gloo, nlohmann::json::array())["best_baseline_p50"],
+            "gloo fp16");
+
+  std::ostringstream table;
+  print_demo_table(table, summary);
+  const std::string text = table.str();
+  EXPECT_NE(text.find("best dlcp (dlcp-ring bf16) vs best baseline: 2.50x at p50 (gloo fp16)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("each mechanism's share in dlcp-ring bf16"), std::string::npos) << text;
+  // The longest label keeps a space before its times.
+  EXPECT_NE(text.find("\ndlcp-ring bf16 no-loss-tolerance  "), std::string::npos) << text;
+  EXPECT_NE(text.find("\ngloo fp16  "), std::string::npos) << text;
+}
+
+TEST(SystemChoice, ParsesASystemWithItsWireDtype) {
+  const auto plain = parse_system_choice("dlcp-ps");
+  EXPECT_EQ(plain.system, "dlcp-ps");
+  EXPECT_EQ(plain.wire, WireDtype::kFloat32);
+  EXPECT_EQ(plain.label(), "dlcp-ps");
+  const auto ring = parse_system_choice("dlcp-ring:bf16");
+  EXPECT_EQ(ring.system, "dlcp-ring");
+  EXPECT_EQ(ring.wire, WireDtype::kBfloat16);
+  EXPECT_EQ(ring.label(), "dlcp-ring bf16");
+  const auto gloo = parse_system_choice("gloo:fp16");
+  EXPECT_EQ(gloo.system, "gloo");
+  EXPECT_EQ(gloo.wire, WireDtype::kFloat16);
+  EXPECT_EQ(gloo.label(), "gloo fp16");
+  EXPECT_EQ(parse_system_choice("dlcp-tar:fp16").label(), "dlcp-tar fp16");
+  // fp32 spelled out is the plain system.
+  EXPECT_EQ(parse_system_choice("mpi:fp32").label(), "mpi");
+  EXPECT_EQ(parse_system_choice("gloo:fp32").wire, WireDtype::kFloat32);
+  EXPECT_EQ(wire_label("ring", WireDtype::kBfloat16), "ring bf16");
+}
+
+// The error for `text`, which must be kInvalidArgument.
+std::string refusal(const std::string& text) {
+  try {
+    parse_system_choice(text);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << text;
+    return e.what();
+  }
+  ADD_FAILURE() << text << " was accepted";
+  return "";
+}
+
+TEST(SystemChoice, RefusesWhatNoSystemCanSend) {
+  // Each refusal names the system as given and says why.
+  const auto unknown_dtype = refusal("dlcp-ring:fp8");
+  EXPECT_NE(unknown_dtype.find("'dlcp-ring:fp8'"), std::string::npos) << unknown_dtype;
+  EXPECT_NE(unknown_dtype.find("unknown wire dtype 'fp8'"), std::string::npos) << unknown_dtype;
+  const auto gloo_bf16 = refusal("gloo:bf16");
+  EXPECT_NE(gloo_bf16.find("'gloo:bf16'"), std::string::npos) << gloo_bf16;
+  EXPECT_NE(gloo_bf16.find("no bfloat16"), std::string::npos) << gloo_bf16;
+  for (const char* mpi : {"mpi:fp16", "mpi:bf16"}) {
+    const auto refused = refusal(mpi);
+    EXPECT_NE(refused.find(std::string("'") + mpi + "'"), std::string::npos) << refused;
+    EXPECT_NE(refused.find("float32 only"), std::string::npos) << refused;
+  }
+  const auto unknown_system = refusal("nccl:fp16");
+  EXPECT_NE(unknown_system.find("'nccl' is not gloo, mpi"), std::string::npos) << unknown_system;
+  EXPECT_NE(refusal("dlcp-ring:").find("unknown wire dtype ''"), std::string::npos);
+  // The benchmarks' own check, by the names they use.
+  EXPECT_THROW(check_wire_supported("gloo", WireDtype::kBfloat16), Error);
+  EXPECT_THROW(check_wire_supported("mpi", WireDtype::kFloat16), Error);
+  EXPECT_NO_THROW(check_wire_supported("gloo", WireDtype::kFloat16));
+  EXPECT_NO_THROW(check_wire_supported("ring", WireDtype::kBfloat16));
+  EXPECT_NO_THROW(check_wire_supported("ps", WireDtype::kFloat16));
 }
 
 TEST(DemoReport, Formatting) {

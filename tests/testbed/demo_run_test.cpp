@@ -55,20 +55,22 @@ TEST(DemoRun, ShortRunOnTheTestbed) {
   EXPECT_FALSE(summary["config"]["best_effort_alone"].get<bool>());  // dlcp's last class in 7
   // mpirun's start-up across namespaces fails now and then (an ORTE daemon error); the demo then
   // reports MPI as failed and compares the rest, which this accepts for MPI only.
-  std::vector<std::string> expected = {"gloo", "mpi", "dlcp-ps", "dlcp-ring"};
+  std::vector<std::string> expected = {"gloo",      "gloo fp16",    "mpi",           "dlcp-ps",
+                                       "dlcp-ring", "dlcp-ps bf16", "dlcp-ring bf16"};
   for (const char* off : {" no-spray", " no-priority", " no-loss-tolerance"}) {
     expected.push_back(summary["best_dlcp"].get<std::string>() + off);
   }
   if (summary.contains("failed")) {
     ASSERT_EQ(summary["failed"].size(), 1u) << summary["failed"];
     EXPECT_EQ(summary["failed"][0]["system"], "mpi");
-    expected.erase(expected.begin() + 1);
+    expected.erase(expected.begin() + 2);
   }
   EXPECT_EQ(system_names(summary), expected);
   for (const auto& s : summary["systems"]) {
     EXPECT_GT(s["iter_p50_ms"].get<double>(), 0);
     EXPECT_LE(s["iter_p50_ms"].get<double>(), s["iter_p99_ms"].get<double>());
-    // Reliable runs are exact; bounded-loss runs stay within their budget.
+    // Reliable runs are exact (so is Gloo's fp16 on 2 hosts: halving the small integer
+    // gradients is exact in half); bounded-loss runs stay within their budget.
     EXPECT_GE(s["delivered_fraction"].get<double>(), 1 - s["loss_budget"].get<double>() - 1e-9)
         << s["system"];
     if (s["loss_budget"].get<double>() == 0) {
@@ -78,7 +80,8 @@ TEST(DemoRun, ShortRunOnTheTestbed) {
   }
   // Spraying puts packets of every dlcp system on the gray spine, so the check above has power.
   for (const auto& s : summary["systems"]) {
-    if (s["system"] == "dlcp-ps" || s["system"] == "dlcp-ring") {
+    if (s["system"] == "dlcp-ps" || s["system"] == "dlcp-ring" || s["system"] == "dlcp-ps bf16" ||
+        s["system"] == "dlcp-ring bf16") {
       EXPECT_GT(s["switch"]["gray_seen"].get<double>(), 1000) << s["system"];
     }
   }
@@ -119,9 +122,36 @@ TEST(DemoRun, LoopbackFallbackSaysSo) {
   const auto summary = last_json_line(result.output);
   EXPECT_EQ(summary["network"], "loopback");
   EXPECT_EQ(system_names(summary),
-            (std::vector<std::string>{"gloo", "mpi", "dlcp-ps", "dlcp-ring"}));
+            (std::vector<std::string>{"gloo", "gloo fp16", "mpi", "dlcp-ps", "dlcp-ring",
+                                      "dlcp-ps bf16", "dlcp-ring bf16"}));
+  for (const auto& s : summary["systems"]) {
+    const auto name = s["system"].get<std::string>();
+    const bool sixteen_bits = name.find(' ') != std::string::npos;
+    EXPECT_EQ(s["wire"], name == "gloo fp16" ? "fp16" : sixteen_bits ? "bf16" : "fp32") << name;
+    // Loopback's baselines run loss-free, and 2 hosts halve integers exactly in fp16.
+    if (name.rfind("dlcp-", 0) != 0) {
+      EXPECT_EQ(s["inexact_fraction"].get<double>(), 0) << name;
+    }
+  }
   EXPECT_FALSE(summary.contains("clean"));
   std::filesystem::remove_all(dir);
+}
+
+TEST(DemoRun, RefusesAWireDtypeTheSystemCannotSend) {
+  testbed::SystemCommands runner;
+  for (const char* systems : {"dlcp-ring,gloo:bf16", "mpi:fp16", "dlcp-ps:fp8"}) {
+    const auto result = runner.run({DLCP_CLI_PATH, "demo", "--loopback", "--systems", systems});
+    EXPECT_NE(result.status, 0) << systems << ": " << result.output;
+    const std::string named = std::string(systems).substr(std::string(systems).rfind(',') + 1);
+    EXPECT_NE(result.output.find("--systems: system '" + named + "'"), std::string::npos)
+        << result.output;
+    EXPECT_EQ(result.output.find("Falling back"), std::string::npos) << result.output;
+  }
+  // Each label once: the same system twice would merge into one row.
+  const auto twice =
+      runner.run({DLCP_CLI_PATH, "demo", "--loopback", "--systems", "dlcp-ps:bf16,dlcp-ps:bf16"});
+  EXPECT_NE(twice.status, 0);
+  EXPECT_NE(twice.output.find("'dlcp-ps bf16' twice"), std::string::npos) << twice.output;
 }
 
 }  // namespace
