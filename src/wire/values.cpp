@@ -1,11 +1,19 @@
 #include "wire/values.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 
 #include "wire/data_header.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define DLCP_WIRE_F16C 1
+#endif
 
 namespace dlcp::wire {
 namespace {
@@ -15,23 +23,130 @@ constexpr std::uint32_t kInfinityBits = 0x7F800000u;
 constexpr int kMinScaleExponent = -113;  // a packet of magnitudes near FLT_MAX
 constexpr int kMaxScaleExponent = 127;   // 2^127, the largest power of two a float holds
 
-void store_le16(std::byte* out, std::uint16_t v) {
-  out[0] = static_cast<std::byte>(v & 0xFFu);
-  out[1] = static_cast<std::byte>(v >> 8);
+// Conversions run over runs of kChunk values through an aligned 16-bit buffer, in blocks of 8
+// with a fixed trip count, which g++ vectorizes at -O2; the payload is then copied in one go (it
+// may sit at any byte offset of a datagram).
+constexpr std::size_t kChunk = 512;
+constexpr std::size_t kLanes = 8;
+using Halves = std::array<std::uint16_t, kChunk>;
+
+// The payload's little-endian 16-bit words from/to host order.
+void put_halves(const std::uint16_t* halves, std::size_t n, std::byte* out) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(out, halves, 2 * n);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      out[2 * i] = static_cast<std::byte>(halves[i] & 0xFFu);
+      out[2 * i + 1] = static_cast<std::byte>(halves[i] >> 8);
+    }
+  }
 }
 
-std::uint16_t load_le16(const std::byte* in) {
-  return static_cast<std::uint16_t>(std::to_integer<unsigned>(in[0]) |
-                                    (std::to_integer<unsigned>(in[1]) << 8));
+void get_halves(const std::byte* in, std::size_t n, std::uint16_t* halves) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(halves, in, 2 * n);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      halves[i] = static_cast<std::uint16_t>(std::to_integer<unsigned>(in[2 * i]) |
+                                             (std::to_integer<unsigned>(in[2 * i + 1]) << 8));
+    }
+  }
+}
+
+// float_to_bfloat16 without branches, so that the loops below vectorize.
+inline std::uint16_t bfloat16_bits(float value) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  const std::uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+  const std::uint32_t quiet_nan = (bits >> 16) | 0x40u;
+  return static_cast<std::uint16_t>((bits & kAbsMask) > kInfinityBits ? quiet_nan : rounded);
+}
+
+void to_bfloat16(const float* in, std::uint16_t* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (std::size_t j = 0; j < kLanes; ++j) out[i + j] = bfloat16_bits(in[i + j]);
+  }
+  for (; i < n; ++i) out[i] = bfloat16_bits(in[i]);
+}
+
+void from_bfloat16(const std::uint16_t* in, float* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (std::size_t j = 0; j < kLanes; ++j) {
+      out[i + j] = std::bit_cast<float>(std::uint32_t{in[i + j]} << 16);
+    }
+  }
+  for (; i < n; ++i) out[i] = std::bit_cast<float>(std::uint32_t{in[i]} << 16);
+}
+
+#ifdef DLCP_WIRE_F16C
+// The CPU's own conversions (F16C), when it has them: the same rounding to nearest even, NaNs
+// quietened alike, about 20 times faster than one value at a time.
+bool cpu_has_f16c() {
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+           (ecx & bit_F16C) != 0;
+  }();
+  return has;
+}
+
+__attribute__((target("avx,f16c"))) std::size_t to_float16_f16c(const float* in, float scale,
+                                                                std::uint16_t* out, std::size_t n) {
+  const __m256 factor = _mm256_set1_ps(scale);
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 scaled = _mm256_mul_ps(_mm256_loadu_ps(in + i), factor);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(scaled, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  return i;
+}
+
+__attribute__((target("avx,f16c"))) std::size_t from_float16_f16c(const std::uint16_t* in,
+                                                                  float unscale, float* out,
+                                                                  std::size_t n) {
+  const __m256 factor = _mm256_set1_ps(unscale);
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 wide = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(wide, factor));
+  }
+  return i;
+}
+#endif
+
+void to_float16(const float* in, float scale, std::uint16_t* out, std::size_t n) {
+  std::size_t i = 0;
+#ifdef DLCP_WIRE_F16C
+  if (cpu_has_f16c()) i = to_float16_f16c(in, scale, out, n);
+#endif
+  for (; i < n; ++i) out[i] = float_to_float16(in[i] * scale);
+}
+
+void from_float16(const std::uint16_t* in, float unscale, float* out, std::size_t n) {
+  std::size_t i = 0;
+#ifdef DLCP_WIRE_F16C
+  if (cpu_has_f16c()) i = from_float16_f16c(in, unscale, out, n);
+#endif
+  for (; i < n; ++i) out[i] = float16_to_float(in[i]) * unscale;
 }
 
 // The largest finite magnitude among values (infinities and NaNs travel as themselves).
 float max_finite_magnitude(std::span<const float> values) {
-  std::uint32_t max_bits = 0;
-  for (const float v : values) {
+  const auto finite_bits = [](float v) {
     const std::uint32_t bits = std::bit_cast<std::uint32_t>(v) & kAbsMask;
-    max_bits = bits < kInfinityBits ? std::max(max_bits, bits) : max_bits;
+    return bits < kInfinityBits ? bits : 0u;
+  };
+  std::array<std::uint32_t, kLanes> lanes{};
+  std::size_t i = 0;
+  for (; i + kLanes <= values.size(); i += kLanes) {
+    for (std::size_t j = 0; j < kLanes; ++j) {
+      lanes[j] = std::max(lanes[j], finite_bits(values[i + j]));
+    }
   }
+  std::uint32_t max_bits = *std::max_element(lanes.begin(), lanes.end());
+  for (; i < values.size(); ++i) max_bits = std::max(max_bits, finite_bits(values[i]));
   return std::bit_cast<float>(max_bits);
 }
 
@@ -136,65 +251,75 @@ int float16_scale_exponent(float max_magnitude) {
 
 void encode_values(std::span<const float> values, WireDtype dtype, std::span<std::byte> out) {
   assert(out.size() == payload_bytes(dtype, values.size()));
-  switch (dtype) {
-    case WireDtype::kFloat32:
-      store_floats(values, out);
-      return;
-    case WireDtype::kBfloat16:
-      for (std::size_t i = 0; i < values.size(); ++i) {
-        store_le16(&out[2 * i], float_to_bfloat16(values[i]));
-      }
-      return;
-    case WireDtype::kFloat16: {
-      const int k = float16_scale_exponent(max_finite_magnitude(values));
-      store_le16(out.data(), static_cast<std::uint16_t>(static_cast<std::int16_t>(k)));
-      const float scale = power_of_two(k);
-      std::byte* packed = out.data() + kScaleExponentBytes;
-      for (std::size_t i = 0; i < values.size(); ++i) {
-        store_le16(&packed[2 * i], float_to_float16(values[i] * scale));
-      }
-      return;
+  if (dtype == WireDtype::kFloat32) return store_floats(values, out);
+  std::byte* packed = out.data();
+  float scale = 1;
+  if (dtype == WireDtype::kFloat16) {
+    const int k = float16_scale_exponent(max_finite_magnitude(values));
+    const auto k_bits = static_cast<std::uint16_t>(static_cast<std::int16_t>(k));
+    put_halves(&k_bits, 1, packed);
+    packed += kScaleExponentBytes;
+    scale = power_of_two(k);
+  }
+  alignas(32) Halves halves;
+  for (std::size_t first = 0; first < values.size(); first += kChunk) {
+    const std::size_t n = std::min(kChunk, values.size() - first);
+    if (dtype == WireDtype::kBfloat16) {
+      to_bfloat16(values.data() + first, halves.data(), n);
+    } else {
+      to_float16(values.data() + first, scale, halves.data(), n);
     }
+    put_halves(halves.data(), n, packed + 2 * first);
   }
 }
 
 void decode_values(std::span<const std::byte> payload, WireDtype dtype, std::span<float> out) {
   assert(payload.size() == payload_bytes(dtype, out.size()));
-  switch (dtype) {
-    case WireDtype::kFloat32:
-      load_floats(payload, out);
-      return;
-    case WireDtype::kBfloat16:
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        out[i] = bfloat16_to_float(load_le16(&payload[2 * i]));
-      }
-      return;
-    case WireDtype::kFloat16: {
-      const int k = static_cast<std::int16_t>(load_le16(payload.data()));
-      // A forged exponent outside what senders write is clamped, not trusted to ldexp's range.
-      const float unscale = power_of_two(-std::clamp(k, kMinScaleExponent, kMaxScaleExponent));
-      const std::byte* packed = payload.data() + kScaleExponentBytes;
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        out[i] = float16_to_float(load_le16(&packed[2 * i])) * unscale;
-      }
-      return;
+  if (dtype == WireDtype::kFloat32) return load_floats(payload, out);
+  const std::byte* packed = payload.data();
+  float unscale = 1;
+  if (dtype == WireDtype::kFloat16) {
+    std::uint16_t k_bits = 0;
+    get_halves(packed, 1, &k_bits);
+    packed += kScaleExponentBytes;
+    // A forged exponent outside what senders write is clamped, not trusted to ldexp's range.
+    const int k =
+        std::clamp<int>(static_cast<std::int16_t>(k_bits), kMinScaleExponent, kMaxScaleExponent);
+    unscale = power_of_two(-k);
+  }
+  alignas(32) Halves halves;
+  for (std::size_t first = 0; first < out.size(); first += kChunk) {
+    const std::size_t n = std::min(kChunk, out.size() - first);
+    get_halves(packed + 2 * first, n, halves.data());
+    if (dtype == WireDtype::kBfloat16) {
+      from_bfloat16(halves.data(), out.data() + first, n);
+    } else {
+      from_float16(halves.data(), unscale, out.data() + first, n);
     }
   }
 }
 
 void round_to_wire(std::span<float> values, WireDtype dtype, std::size_t packet) {
   if (dtype == WireDtype::kFloat32 || values.empty()) return;
-  if (dtype == WireDtype::kBfloat16) {
-    for (float& v : values) v = bfloat16_to_float(float_to_bfloat16(v));
-    return;
-  }
-  assert(packet > 0);
-  for (std::size_t first = 0; first < values.size(); first += packet) {
-    const auto part = values.subspan(first, std::min(packet, values.size() - first));
-    const int k = float16_scale_exponent(max_finite_magnitude(part));
-    const float scale = power_of_two(k);
-    const float unscale = power_of_two(-k);
-    for (float& v : part) v = float16_to_float(float_to_float16(v * scale)) * unscale;
+  assert(dtype == WireDtype::kBfloat16 || packet > 0);
+  // fp16 picks its scale per packet; bf16 has none, so any cut gives the same values.
+  const std::size_t part_size = dtype == WireDtype::kFloat16 ? packet : values.size();
+  alignas(32) Halves halves;
+  for (std::size_t first = 0; first < values.size(); first += part_size) {
+    const auto part = values.subspan(first, std::min(part_size, values.size() - first));
+    const int k =
+        dtype == WireDtype::kFloat16 ? float16_scale_exponent(max_finite_magnitude(part)) : 0;
+    for (std::size_t at = 0; at < part.size(); at += kChunk) {
+      const std::size_t n = std::min(kChunk, part.size() - at);
+      float* run = part.data() + at;
+      if (dtype == WireDtype::kBfloat16) {
+        to_bfloat16(run, halves.data(), n);
+        from_bfloat16(halves.data(), run, n);
+      } else {
+        to_float16(run, power_of_two(k), halves.data(), n);
+        from_float16(halves.data(), power_of_two(-k), run, n);
+      }
+    }
   }
 }
 
