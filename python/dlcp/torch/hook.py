@@ -146,7 +146,7 @@ class HookState:
                 "no rounding error to feed back)"
             )
         self.error_feedback = bool(error_feedback)
-        self._residuals = {}  # bucket index -> its rounding error, with error feedback
+        self._residuals = {}  # bucket's parameters -> its rounding error, with error feedback
 
         group = process_group or dist.distributed_c10d._get_default_group()
         prefix = f"dlcp_hook/{dist.distributed_c10d._pg_names.get(group, '')}/{next(_instances)}"
@@ -217,14 +217,16 @@ class HookState:
         self._communicator.close()
 
     def _residual(self, bucket, entries):
-        """The bucket's error-feedback residual (zeros at first, and again after DDP rebuilt
-        its buckets), or None without error feedback."""
+        """The bucket's error-feedback residual, or None without error feedback. Keyed by the
+        bucket's parameters, as the slices are: zeros for a bucket not seen before, such as the
+        ones DDP rebuilds after its first step."""
         if not self.error_feedback:
             return None
-        residual = self._residuals.get(bucket.index())
+        key = tuple(p.data_ptr() for p in bucket.parameters())
+        residual = self._residuals.get(key)
         if residual is None or residual.size != entries:
             residual = np.zeros(entries, dtype=np.float32)
-            self._residuals[bucket.index()] = residual
+            self._residuals[key] = residual
         return residual
 
     def _post(self, buffer, slices, posted, residual=None):
