@@ -199,8 +199,8 @@ TEST(Hostile, TransfersSurviveForeignTrafficAndEveryRefusalIsCounted) {
     return bytes;
   };
   for (int i = 0; i < 8; ++i) {
-    // Version 1 (the format before pair_seq) and 3..9.
-    send_counted(mutated(0, std::byte{static_cast<unsigned char>(i == 0 ? 1 : 2 + i)}),
+    // Versions 1 (before pair_seq) and 2 (before wire dtypes), then 4..9.
+    send_counted(mutated(0, std::byte{static_cast<unsigned char>(i < 2 ? 1 + i : 2 + i)}),
                  name(RejectReason::kBadVersion));
     send_counted(mutated(1, std::byte{0x80}), name(RejectReason::kBadFlags));
   }
