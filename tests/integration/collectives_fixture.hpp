@@ -64,6 +64,17 @@ inline std::vector<float> exact_sum(std::size_t n, int world, int iteration = 0)
   return sum;
 }
 
+// `call` throws Error(kInvalidArgument) whose message contains `words`.
+inline void expect_refused(const std::function<void()>& call, const std::string& words) {
+  try {
+    call();
+    ADD_FAILURE() << "accepted: " << words;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
 inline bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }

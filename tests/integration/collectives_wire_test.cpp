@@ -203,15 +203,7 @@ TEST(WireAllreduce, OptionsOnlyAllreduceTakesAreRefusedElsewhere) {
   run_communicators(2, communicator_options(Algorithm::kRing), [&](Communicator& comm) {
     std::vector<float> values(100, 1.0f);
     std::vector<float> gathered(200);
-    const auto refused = [](const std::function<void()>& call, const std::string& words) {
-      try {
-        call();
-        ADD_FAILURE() << "not refused: " << words;
-      } catch (const Error& e) {
-        EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-        EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
-      }
-    };
+    const auto refused = expect_refused;
     refused([&] { comm.broadcast(values, 0, {.wire = WireDtype::kBfloat16}); },
             "apply to allreduce only");
     refused([&] { comm.allgather(values, gathered, {.hadamard_rotation = true}); },
