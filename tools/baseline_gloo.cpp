@@ -13,7 +13,6 @@
 #include <gloo/types.h>
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -27,6 +26,7 @@
 #include <utility>
 
 #include "dlcp/error.hpp"
+#include "wire/values.hpp"
 
 namespace dlcp::tools {
 namespace {
@@ -124,16 +124,6 @@ constexpr std::size_t kMaxPreparedAllreduces = 16;
 // lest slow arithmetic flatter dlcp; elsewhere Gloo's scalar routines. Every path computes in
 // float32 and rounds to nearest even, so all give the same halves.
 #if defined(__x86_64__) || defined(__i386__)
-bool cpu_has_f16c() {
-  __builtin_cpu_init();  // may run before the constructors that would otherwise call it
-  unsigned eax = 0;
-  unsigned ebx = 0;
-  unsigned ecx = 0;
-  unsigned edx = 0;
-  return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
-         (ecx & bit_F16C) != 0;
-}
-
 // Each returns how many leading values it did (whole vectors of 8); the caller does the rest.
 __attribute__((target("avx,f16c"))) std::size_t divide_to_half_f16c(const float* in, float divisor,
                                                                     gloo::float16* out,
@@ -172,9 +162,6 @@ __attribute__((target("avx,f16c"))) std::size_t sum_half_f16c(gloo::float16* out
   return i;
 }
 #else
-bool cpu_has_f16c() {
-  return false;
-}
 std::size_t divide_to_half_f16c(const float*, float, gloo::float16*, std::size_t) {
   return 0;
 }
@@ -187,8 +174,7 @@ std::size_t sum_half_f16c(gloo::float16*, const gloo::float16*, const gloo::floa
 #endif
 
 bool use_f16c() {
-  static const bool has_f16c = cpu_has_f16c();
-  return has_f16c;
+  return wire::cpu_has_f16c();
 }
 
 // out[i] = half(in[i] / divisor): the float32 value divided first, then rounded once.

@@ -82,15 +82,6 @@ void from_bfloat16(const std::uint16_t* in, float* out, std::size_t n) {
 #ifdef DLCP_WIRE_F16C
 // The CPU's own conversions (F16C), when it has them: the same rounding to nearest even, NaNs
 // quietened alike, about 20 times faster than one value at a time.
-bool cpu_has_f16c() {
-  static const bool has = [] {
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
-           (ecx & bit_F16C) != 0;
-  }();
-  return has;
-}
-
 __attribute__((target("avx,f16c"))) std::size_t to_float16_f16c(const float* in, float scale,
                                                                 std::uint16_t* out, std::size_t n) {
   const __m256 factor = _mm256_set1_ps(scale);
@@ -156,6 +147,20 @@ float power_of_two(int e) {
 }
 
 }  // namespace
+
+bool cpu_has_f16c() {
+#ifdef DLCP_WIRE_F16C
+  static const bool has = [] {
+    __builtin_cpu_init();  // may run before the constructors that would otherwise call it
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+           (ecx & bit_F16C) != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
 
 std::size_t payload_bytes(WireDtype dtype, std::size_t count) {
   switch (dtype) {
