@@ -206,7 +206,7 @@ nlohmann::json run_demo(const DemoOptions& o) {
     if (o.with_background) network.load.emplace(bursty, o.background);
     for (int r = 0; r < o.repeat; ++r) {
       tail_runs.push_back(
-          run_one(train_options(o, {"gloo", WireDtype::kFloat32}), network, 0, ++index, total));
+          run_one(train_options(o, gloo_of_the_same_width(best.wire)), network, 0, ++index, total));
       tail_runs.push_back(run_one(train_options(o, best), network, 0, ++index, total));
       tail_runs.push_back(run_one(ablated(o, best, "loss-tolerance"), network, 0, ++index, total));
     }

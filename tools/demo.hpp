@@ -38,8 +38,8 @@ struct DemoOptions {
   int control_rto_min_us = 5000;  // dlcp's (TrainBenchOptions::control_rto_min_us)
   bool clean = true;              // also compare on a clean network (no gray failure, no load)
   // Also the tail scenario: the gray spine loses its share in bursts of this mean length (half
-  // of its packets while a burst lasts), under the same load; Gloo against the fastest dlcp
-  // system with and without its loss budget. 0 skips it.
+  // of its packets while a burst lasts), under the same load; Gloo (fp16 when that system is
+  // 16-bit) against the fastest dlcp system with and without its loss budget. 0 skips it.
   double tail_burst_ms = 20;
   bool loopback = false;  // skip the testbed even with root
   std::string out_dir = "demo-results";

@@ -25,6 +25,10 @@ std::string wire_label(const std::string& system, WireDtype wire) {
   return wire == WireDtype::kFloat32 ? system : system + " " + to_string(wire);
 }
 
+SystemChoice gloo_of_the_same_width(WireDtype wire) {
+  return {"gloo", wire == WireDtype::kFloat32 ? WireDtype::kFloat32 : WireDtype::kFloat16};
+}
+
 SystemChoice parse_system_choice(const std::string& text) {
   const auto colon = text.find(':');
   SystemChoice choice;

@@ -31,6 +31,10 @@ struct SystemChoice {
   std::string label() const { return wire_label(system, wire); }
 };
 
+// Gloo sending as many bits as `wire`: float32 for float32, its fp16 baseline for either 16-bit
+// dtype. A 16-bit system measured against float32 Gloo would credit the halved bytes to dlcp.
+SystemChoice gloo_of_the_same_width(WireDtype wire);
+
 // "<system>" or "<system>:<wire>" (wire fp32, bf16 or fp16); throws Error(kInvalidArgument)
 // naming `text` for an unknown system or dtype, or a dtype the system cannot send.
 SystemChoice parse_system_choice(const std::string& text);

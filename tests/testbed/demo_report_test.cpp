@@ -203,6 +203,12 @@ TEST(SystemChoice, ParsesASystemWithItsWireDtype) {
   EXPECT_EQ(wire_label("ring", WireDtype::kBfloat16), "ring bf16");
 }
 
+TEST(SystemChoice, TheBaselineSendsAsManyBitsAsDlcp) {
+  EXPECT_EQ(gloo_of_the_same_width(WireDtype::kFloat32).label(), "gloo");
+  EXPECT_EQ(gloo_of_the_same_width(WireDtype::kBfloat16).label(), "gloo fp16");
+  EXPECT_EQ(gloo_of_the_same_width(WireDtype::kFloat16).label(), "gloo fp16");
+}
+
 // The error for `text`, which must be kInvalidArgument.
 std::string refusal(const std::string& text) {
   try {
