@@ -18,7 +18,8 @@ Engine::Engine(const TransportOptions& options)
       peers_(static_cast<std::size_t>(std::max(options.world_size, 0))),
       peer_ready_(peers_.size()),
       peer_ready_future_(peers_.size()),
-      peer_stride_(peers_.size()) {
+      peer_stride_(peers_.size()),
+      early_({options.backlog_bytes, kMaxEarlyMessages, options.early_arrival_ttl}) {
   try {
     options_.validate();
   } catch (const std::invalid_argument& e) {
@@ -351,10 +352,8 @@ TransportCounters Engine::counters() const {
                                                  rejects_.get(reason));
       }
     }
-    std::size_t backlog = 0;
-    for (const auto& [key, early] : early_) backlog += early.datagrams.size();
-    snapshot.backlog_packets = backlog;
-    snapshot.backlog_bytes = early_bytes_;
+    snapshot.backlog_packets = early_.datagrams();
+    snapshot.backlog_bytes = early_.datagram_bytes();
     for (const auto& peer : peers_) {
       if (!peer.pacing) continue;
       snapshot.send_rate_bytes_per_s =

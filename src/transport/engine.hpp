@@ -31,11 +31,13 @@
 #include "dlcp/transport.hpp"
 #include "protocol/budget_groups.hpp"
 #include "protocol/delivery_meter.hpp"
+#include "protocol/early_arrivals.hpp"
 #include "protocol/message_key.hpp"
 #include "protocol/message_receiver.hpp"
 #include "protocol/message_sender.hpp"
 #include "protocol/path_selector.hpp"
 #include "protocol/peer_pacing.hpp"
+#include "protocol/settled_messages.hpp"
 #include "protocol/timer_queue.hpp"
 #include "transport/control_channel.hpp"
 #include "transport/data_socket.hpp"
@@ -107,27 +109,6 @@ struct MessageTimer {
   enum class Kind : std::uint8_t { kReceiveDeadline, kReport, kSendDeadline };
   MessageKey key;
   Kind kind = Kind::kReceiveDeadline;
-};
-
-// What arrived for a receive that is not posted yet. Datagrams (which anyone who knows the job
-// token can forge) and FlowStarts (from authenticated peers only) are bounded separately, so that
-// a flood of forged packets cannot make a real transfer lose its FlowStart or RoundFinished, which
-// the receiver needs to ask for whatever the flood pushed out of the backlog.
-struct EarlyArrivals {
-  std::vector<std::vector<std::byte>> datagrams;
-  std::optional<wire::FlowStart> flow;
-  std::optional<wire::RoundFinished> round_finished;
-  std::size_t bytes = 0;  // of the datagrams
-  TimePoint first_arrival{};
-
-  std::size_t flow_bytes() const {
-    return flow ? sizeof(wire::FlowStart) + flow->protected_bitmap.size() : 0;
-  }
-};
-
-struct SettledMessage {
-  bool flow_seen = false;  // its FlowStart was applied before it settled
-  std::uint64_t generation = 0;
 };
 
 struct PeerState {
@@ -244,10 +225,9 @@ class Engine final : public Transport {
   // Where a packet's payload goes, or empty (counted) when it must not be placed.
   std::span<float> placement(IncomingMessage& message, const wire::DataHeader& header);
   void commit(IncomingMessage& message, const wire::DataHeader& header, TimePoint now);
-  // For a packet of a receive not posted yet: whether the backlog takes it (a refusal is counted
-  // as stale_message or unknown_message), and holding it there.
+  // For a packet of a receive not posted yet: whether the backlog may take it (a refusal is
+  // counted as stale_message or unknown_message).
   bool may_hold_early(const MessageKey& key, std::size_t bytes);
-  void hold_early(const MessageKey& key, std::vector<std::byte> datagram, TimePoint now);
   void on_datagram(std::span<const std::byte> bytes, std::uint8_t tos, std::size_t socket_index,
                    TimePoint now);
   void deliver(IncomingMessage& message, const wire::DataHeader& header,
@@ -272,9 +252,6 @@ class Engine final : public Transport {
   void send_missing_report(IncomingMessage& message, TimePoint now);
   void fail_incoming(IncomingMessage& message, ErrorCode code, const std::string& why,
                      bool tell_sender);
-  void remember_settled(const MessageKey& key, bool flow_seen);
-  EarlyArrivals& early_entry(const MessageKey& key, TimePoint now);
-  void expire_early_arrivals(TimePoint now);
 
   TransportOptions options_;
   std::uint32_t bind_ipv4_ = 0;
@@ -313,14 +290,9 @@ class Engine final : public Transport {
   std::set<std::tuple<int, std::uint64_t, OutgoingMessage*>> send_order_;
   std::uint64_t next_order_ = 0;
   std::unordered_map<MessageKey, std::unique_ptr<IncomingMessage>, MessageKeyHash> incoming_;
-  std::unordered_map<MessageKey, EarlyArrivals, MessageKeyHash> early_;
+  protocol::EarlyArrivalBacklog early_;
   protocol::BudgetGroups groups_;
-  std::size_t early_bytes_ = 0;       // datagrams held, <= options_.backlog_bytes
-  std::size_t early_flow_bytes_ = 0;  // FlowStarts held, <= options_.backlog_bytes
-  // Recently settled messages, so their late packets are refused as stale, oldest first out.
-  std::unordered_map<MessageKey, SettledMessage, MessageKeyHash> settled_;
-  std::deque<std::pair<MessageKey, std::uint64_t>> settled_order_;
-  std::uint64_t next_settled_generation_ = 0;
+  protocol::SettledMessages settled_{kSettledMemory};
   TimePoint next_expiry_check_{};
 
   // Send scratch reused for every burst.

@@ -81,21 +81,18 @@ void Engine::start_recv(std::unique_ptr<IncomingMessage> message, TimePoint now)
     }
   }
   // A reposted id starts a new transfer: forget that it was settled before.
-  settled_.erase(key);
+  settled_.forget(key);
   IncomingMessage& ref = *message;
   incoming_.emplace(key, std::move(message));
   timers_.schedule(ref.deadline, {key, MessageTimer::Kind::kReceiveDeadline});
 
-  auto early = early_.find(key);
-  if (early == early_.end()) {
+  std::optional<protocol::EarlyArrivals> early = early_.take(key);
+  if (!early) {
     // The last member posted may complete a group whose others already qualify.
     if (ref.options.budget_group != 0) settle_group(ref.options.budget_group, now);
     return;
   }
-  EarlyArrivals arrivals = std::move(early->second);
-  early_.erase(early);
-  early_bytes_ -= arrivals.bytes;
-  early_flow_bytes_ -= arrivals.flow_bytes();
+  const protocol::EarlyArrivals& arrivals = *early;
   if (arrivals.flow) apply_flow(ref, *arrivals.flow, now);
   for (const auto& datagram : arrivals.datagrams) {
     if (!incoming_.contains(key)) return;  // settled or failed while replaying
@@ -176,7 +173,7 @@ void Engine::receive_direct(std::size_t socket_index, TimePoint now) {
       std::vector<std::byte> copy(size);
       socket.receive_into(std::span(copy).first(wire::kDataHeaderBytes),
                           std::span(copy).subspan(wire::kDataHeaderBytes), tos);
-      hold_early(key, std::move(copy), now);
+      early_.hold(key, std::move(copy), now);
     } else {
       socket.discard();
     }
@@ -255,8 +252,20 @@ void Engine::on_datagram(std::span<const std::byte> bytes, std::uint8_t tos,
     return;
   }
   if (may_hold_early(key, bytes.size())) {
-    hold_early(key, std::vector<std::byte>(bytes.begin(), bytes.end()), now);
+    early_.hold(key, std::vector<std::byte>(bytes.begin(), bytes.end()), now);
   }
+}
+
+bool Engine::may_hold_early(const MessageKey& key, std::size_t bytes) {
+  if (settled_.contains(key)) {
+    rejects_.add(wire::RejectReason::kStaleMessage);
+    return false;
+  }
+  if (const auto refused = early_.refusal(key, bytes)) {
+    rejects_.add(*refused);
+    return false;
+  }
+  return true;
 }
 
 bool Engine::accept_shape(IncomingMessage& message, std::uint32_t total, std::uint16_t stride) {
@@ -306,27 +315,11 @@ void Engine::on_flow_start(PeerState& peer, const wire::FlowStart& flow, TimePoi
     apply_flow(*it->second, flow, now);
     return;
   }
-  if (auto settled = settled_.find(key); settled != settled_.end()) {
-    if (!settled->second.flow_seen) {
-      // The FlowStart of a message that settled from its data alone, overtaken by its packets.
-      settled->second.flow_seen = true;
-      return;
-    }
-    // A new use of a settled id whose receive is not posted yet: its packets refused as stale
-    // so far are recovered by the missing-ranges round once the receive is posted.
-    settled_.erase(settled);
-  }
-  // The protected bitmap can be megabytes: FlowStarts have a bound of their own.
-  const std::size_t flow_bytes = sizeof(wire::FlowStart) + flow.protected_bitmap.size();
-  if (early_flow_bytes_ + flow_bytes > options_.backlog_bytes ||
-      (!early_.contains(key) && early_.size() >= kMaxEarlyMessages)) {
-    rejects_.add(wire::RejectReason::kUnknownMessage);
-    return;
-  }
-  EarlyArrivals& early = early_entry(key, now);
-  early_flow_bytes_ -= early.flow_bytes();
-  early.flow = flow;
-  early_flow_bytes_ += early.flow_bytes();
+  // The FlowStart of a message that settled from its data alone, overtaken by its packets; or a
+  // new use of a settled id whose receive is not posted yet (its packets refused as stale so far
+  // are recovered by the missing-ranges round once the receive is posted).
+  if (settled_.absorb_flow_start(key)) return;
+  if (const auto refused = early_.hold(key, flow, now)) rejects_.add(*refused);
 }
 
 void Engine::apply_flow(IncomingMessage& message, const wire::FlowStart& flow, TimePoint now) {
@@ -353,14 +346,8 @@ void Engine::on_round_finished(PeerState& peer, const wire::RoundFinished& finis
   const MessageKey key{peer.rank, finished.message_id};
   auto it = incoming_.find(key);
   if (it == incoming_.end()) {
-    // Kept even when no packet was (the backlog may have been full): once the receive is
-    // posted, it starts the missing-ranges report that recovers them.
     if (settled_.contains(key)) return;  // a late one for a message already settled
-    if (!early_.contains(key) && early_.size() >= kMaxEarlyMessages) {
-      rejects_.add(wire::RejectReason::kUnknownMessage);
-      return;
-    }
-    early_entry(key, now).round_finished = finished;
+    if (const auto refused = early_.hold(key, finished, now)) rejects_.add(*refused);
     return;
   }
   IncomingMessage& message = *it->second;
@@ -419,7 +406,7 @@ void Engine::end_incoming(IncomingMessage& message) {
   // (no FlowStart, no packet: a receive that timed out first) may still be sent later, and a
   // receive posted again under its id must get it.
   if (message.receiver->flow_seen() || message.receiver->tracker() != nullptr) {
-    remember_settled(key, message.receiver->flow_seen());
+    settled_.remember(key, message.receiver->flow_seen());
   }
   incoming_.erase(key);
 }

@@ -48,7 +48,8 @@ void Engine::on_timers(TimePoint now) {
   }
   if (now >= next_expiry_check_) {
     next_expiry_check_ = now + std::chrono::seconds(1);
-    expire_early_arrivals(now);
+    early_.expire(
+        now, [this](int peer) { return !peers_[static_cast<std::size_t>(peer)].failure.empty(); });
   }
   // Pending handshakes that never completed.
   for (auto it = pending_.begin(); it != pending_.end();) {
