@@ -12,10 +12,12 @@ to, for runs inside network namespaces; gloo follows GLOO_SOCKET_IFNAME as usual
 """
 
 import argparse
+import gc
 import json
 import os
 import sys
 import time
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -177,6 +179,7 @@ def main(argv=None):
 
     record = {"config": {**vars(args), "world_size": world_size}, "epochs": []}
     elapsed = 0.0
+    loss = None
     for epoch in range(1, args.epochs + 1):
         indices = data.shard_indices(len(train_images), rank, world_size, epoch, args.seed)
         reset_statistics()
@@ -232,6 +235,16 @@ def main(argv=None):
         with open(args.output, "w") as file:
             json.dump(record, file, indent=1)
     dist.barrier()
+    # torch 1.13 joins a gloo group's threads holding the GIL when DDP's reducer drops the last
+    # reference to the group, and a gloo thread still freeing a tensor waits for the GIL: a hang
+    # in a few exits in a hundred. So the model goes first, while destroy_process_group (which lets go
+    # of the GIL) still holds the group. (The last loss reaches the reducer through its graph.)
+    if isinstance(ddp, DDP):
+        released = weakref.ref(ddp)
+        del ddp, optimizer, loss, reset_statistics, read_statistics
+        gc.collect()
+        if released() is not None:
+            raise RuntimeError("the DDP model outlived training: the group's teardown may hang")
     dist.destroy_process_group()
 
 

@@ -2,10 +2,15 @@
 must exit within a bound after its training ends (a hung rank would hold torchrun, whose exit
 barrier then times out after minutes).
 
-DLCP_TEARDOWN_RUNS (default 4) sets how many runs, alternating the hook and the backend; 50
-is the hunt that found the hang this test guards against (docs/pytorch.md, "Teardown").
+The hang these runs once met (docs/pytorch.md, "Teardown") came from torch 1.13 destroying a
+gloo group from DDP's reducer while holding the GIL; it shows in a few exits in a hundred, so
+the runs alone would rarely catch it. test_models_go_before_the_group checks its cause on every
+run: no DDP model may be alive when train.py destroys its process group.
+
+DLCP_TEARDOWN_RUNS (default 2) sets how many runs, alternating the hook and the backend.
 """
 
+import json
 import os
 import shutil
 import socket
@@ -28,6 +33,26 @@ def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+# Runs train.py in this process with destroy_process_group wrapped to count the DDP models
+# still alive when it is called; argv[1] is the report, the rest train.py's arguments.
+COUNT_MODELS_AT_TEARDOWN = f"""
+import gc, json, sys
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+sys.path.insert(0, {os.path.dirname(TRAIN)!r})
+import train
+report, counts, destroy = sys.argv[1], {{"destroyed": 0, "ddp_models_alive": 0}}, dist.destroy_process_group
+def counting_destroy(*args, **kwargs):
+    gc.collect()
+    counts["destroyed"] += 1
+    counts["ddp_models_alive"] += sum(isinstance(o, DistributedDataParallel) for o in gc.get_objects())
+    return destroy(*args, **kwargs)
+dist.destroy_process_group = counting_destroy
+train.main(sys.argv[2:])
+json.dump(counts, open(report, "w"))
+"""
 
 
 @unittest.skipUnless(os.path.isdir(DATA) and os.path.exists(TORCHRUN),
@@ -54,8 +79,22 @@ class TeardownTest(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(output, "record.json")), text[-3000:])
         return time.monotonic() - start
 
+    def test_models_go_before_the_group(self):
+        for mode in ("gloo", "hook"):
+            with tempfile.TemporaryDirectory() as output, self.subTest(mode=mode):
+                report = os.path.join(output, "alive.json")
+                environment = dict(os.environ, RANK="0", LOCAL_RANK="0", WORLD_SIZE="1",
+                                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
+                result = subprocess.run(
+                    [sys.executable, "-c", COUNT_MODELS_AT_TEARDOWN, report, "--mode", mode,
+                     "--epochs", "1", "--limit-train", "256"],
+                    env=environment, capture_output=True, text=True, timeout=RUN_SECONDS)
+                self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+                with open(report) as file:
+                    self.assertEqual(json.load(file), {"destroyed": 1, "ddp_models_alive": 0})
+
     def test_short_runs_all_exit(self):
-        runs = int(os.environ.get("DLCP_TEARDOWN_RUNS", "4"))
+        runs = int(os.environ.get("DLCP_TEARDOWN_RUNS", "2"))
         modes = ("hook", "backend") if dlcp.torch.BACKEND_AVAILABLE else ("hook",)
         seconds = []
         for run in range(runs):
