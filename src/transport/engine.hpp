@@ -37,6 +37,7 @@
 #include "protocol/message_sender.hpp"
 #include "protocol/path_selector.hpp"
 #include "protocol/peer_pacing.hpp"
+#include "protocol/send_queue.hpp"
 #include "protocol/settled_messages.hpp"
 #include "protocol/timer_queue.hpp"
 #include "transport/control_channel.hpp"
@@ -83,8 +84,7 @@ struct OutgoingMessage {
   bool shared_band = false;
   std::uint32_t budget_ppm = 0;
   std::optional<protocol::MessageSender> sender;
-  std::uint64_t order = 0;  // post order: FIFO within a priority class
-  bool queued = false;
+  std::uint64_t order = 0;  // its place in the send queue within its priority class
   TimePoint posted{};
   TimePoint deadline{};
   MessageStats stats;
@@ -287,8 +287,7 @@ class Engine final : public Transport {
   std::uint64_t next_pending_id_ = 0;
 
   std::unordered_map<MessageKey, std::unique_ptr<OutgoingMessage>, MessageKeyHash> outgoing_;
-  std::set<std::tuple<int, std::uint64_t, OutgoingMessage*>> send_order_;
-  std::uint64_t next_order_ = 0;
+  protocol::SendQueue<OutgoingMessage> send_queue_;
   std::unordered_map<MessageKey, std::unique_ptr<IncomingMessage>, MessageKeyHash> incoming_;
   protocol::EarlyArrivalBacklog early_;
   protocol::BudgetGroups groups_;

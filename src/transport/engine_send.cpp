@@ -127,38 +127,27 @@ void Engine::start_send(std::unique_ptr<OutgoingMessage> message, TimePoint /*no
   peer.control.send(message->sender->flow_start(
       message->key.id, static_cast<std::uint8_t>(message->priority_class), message->budget_ppm));
   timers_.schedule(message->deadline, {message->key, MessageTimer::Kind::kSendDeadline});
-  message->order = next_order_++;
+  message->order = send_queue_.next_order();
   OutgoingMessage& ref = *message;
   outgoing_.emplace(message->key, std::move(message));
   enqueue(ref);
 }
 
 void Engine::enqueue(OutgoingMessage& message) {
-  if (message.queued) return;
-  send_order_.emplace(message.priority_class, message.order, &message);
-  message.queued = true;
+  send_queue_.push(&message, message.priority_class, message.order);
 }
 
 void Engine::dequeue(OutgoingMessage& message) {
-  if (!message.queued) return;
-  send_order_.erase({message.priority_class, message.order, &message});
-  message.queued = false;
+  send_queue_.remove(&message, message.priority_class, message.order);
 }
 
 void Engine::send_step(TimePoint now) {
   if (now < send_blocked_until_) return;
-  for (int burst = 0; burst < kBurstsPerStep && !send_order_.empty(); ++burst) {
-    // The most urgent message whose peer's pacer allows a packet now. A higher-priority message
-    // posted while another is in flight sorts first and takes the next burst.
-    OutgoingMessage* message = nullptr;
-    for (const auto& entry : send_order_) {
-      OutgoingMessage* candidate = std::get<2>(entry);
-      PeerState& peer = peers_[static_cast<std::size_t>(candidate->key.peer)];
-      if (pacing_budget(*candidate, now) >= peer.datagram_bytes) {
-        message = candidate;
-        break;
-      }
-    }
+  for (int burst = 0; burst < kBurstsPerStep && !send_queue_.empty(); ++burst) {
+    OutgoingMessage* message = send_queue_.first([&](const OutgoingMessage& candidate) {
+      const PeerState& peer = peers_[static_cast<std::size_t>(candidate.key.peer)];
+      return pacing_budget(candidate, now) >= peer.datagram_bytes;
+    });
     if (message == nullptr) return;
     const std::uint64_t sent_bytes = send_burst(*message, now);
     if (sent_bytes == 0) {

@@ -116,12 +116,12 @@ Duration Engine::next_wakeup(TimePoint now) {
   if (const auto next = timers_.next()) {
     wait = std::min(wait, *next > now ? *next - now : Duration::zero());
   }
-  for (const auto& [order, seq, message] : send_order_) {
-    PeerState& peer = peers_[static_cast<std::size_t>(message->key.peer)];
-    const Duration pacing = peer.pacing->wait(message->shared_band, now);
+  send_queue_.visit([&](const OutgoingMessage& message) {
+    PeerState& peer = peers_[static_cast<std::size_t>(message.key.peer)];
+    const Duration pacing = peer.pacing->wait(message.shared_band, now);
     wait = std::min(wait, std::max(blocked, pacing));
-    if (wait == blocked) break;
-  }
+    return wait != blocked;
+  });
   return wait;
 }
 
