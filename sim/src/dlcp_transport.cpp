@@ -11,6 +11,7 @@
 #include "ns3/simulator.h"
 #include "ns3/socket.h"
 #include "ns3/udp-socket-factory.h"
+#include "protocol/send_queue.hpp"
 
 namespace dlcp::sim {
 
@@ -99,8 +100,8 @@ struct DlcpTransport::Host {
   ns3::Ptr<ns3::Node> node;
   std::vector<ns3::Ptr<ns3::Socket>> data_sockets;
   ns3::Ptr<ns3::Socket> control_socket;
-  // Send queue: (priority class, post order) -> message. Most urgent first.
-  std::map<std::pair<int, std::uint64_t>, std::uint32_t> send_queue;
+  // The library's send order (protocol::SendQueue, header-only and C++17, so included here).
+  protocol::SendQueue<OutMessage> send_queue;
   ns3::Time nic_free;
   ns3::EventId send_event;
   std::uint32_t next_path = 0;
@@ -200,7 +201,7 @@ void DlcpTransport::send(const Message& message, Delivered on_delivered) {
         line_rate_bytes(), min_rate_bytes(), line_rate_bytes(), config_.shared_band_pacer,
         full_packet(), feedback_interval_ns(), now_ns);
   }
-  host.send_queue.emplace(std::make_pair(m.priority_class, m.post_order), m.index);
+  host.send_queue.push(&m, m.priority_class, m.post_order);
   messages_.push_back(std::move(out));
   try_send(message.src);
 }
@@ -216,17 +217,22 @@ void DlcpTransport::try_send(int host_index) {
   }
   // The most urgent message whose peer's pacer allows a packet now.
   ns3::Time earliest = ns3::Time::Max();
-  for (const auto& entry : host.send_queue) {
-    OutMessage& m = *messages_[entry.second];
+  OutMessage* ready = nullptr;
+  host.send_queue.visit([&](OutMessage& m) {
     auto& peer = host.peers[m.message.dst];
     const std::int64_t wait = peer.pacing->wait_ns(m.shared_band, now.GetNanoSeconds());
     if (wait == 0) {
-      send_one_packet(host, m);
-      host.send_event =
-          ns3::Simulator::Schedule(host.nic_free - now, &DlcpTransport::try_send, this, host_index);
-      return;
+      ready = &m;
+      return false;
     }
     earliest = std::min(earliest, now + ns3::NanoSeconds(wait));
+    return true;
+  });
+  if (ready != nullptr) {
+    send_one_packet(host, *ready);
+    host.send_event =
+        ns3::Simulator::Schedule(host.nic_free - now, &DlcpTransport::try_send, this, host_index);
+    return;
   }
   if (earliest != ns3::Time::Max()) {
     host.send_event =
@@ -264,7 +270,7 @@ void DlcpTransport::send_one_packet(Host& host, OutMessage& m) {
   peer.pacing->consume(wire_bytes, m.shared_band, now.GetNanoSeconds());
 
   if (!sender.has_next()) {
-    host.send_queue.erase(std::make_pair(m.priority_class, m.post_order));
+    host.send_queue.remove(&m, m.priority_class, m.post_order);
     send_control(host.index, m.message.dst,
                  ControlMessage(ControlMessage::Type::kRoundFinished, m.index, sender.round()));
     m.retry.Cancel();
@@ -318,7 +324,7 @@ void DlcpTransport::on_missing_ranges(const ControlMessage& control) {
   if (m.sender_done || !m.sender->on_missing_ranges(control.round, control.missing)) return;
   m.retry.Cancel();
   Host& host = *hosts_[static_cast<std::size_t>(m.message.src)];
-  host.send_queue.emplace(std::make_pair(m.priority_class, m.post_order), m.index);
+  host.send_queue.push(&m, m.priority_class, m.post_order);
   try_send(host.index);
 }
 
@@ -328,8 +334,8 @@ void DlcpTransport::on_stop(const ControlMessage& control) {
   m.sender_done = true;
   m.retry.Cancel();
   if (m.sender->has_next()) {
-    hosts_[static_cast<std::size_t>(m.message.src)]->send_queue.erase(
-        std::make_pair(m.priority_class, m.post_order));
+    hosts_[static_cast<std::size_t>(m.message.src)]->send_queue.remove(&m, m.priority_class,
+                                                                       m.post_order);
   }
   m.sender.reset();
 }

@@ -3,6 +3,7 @@
 // burst of the first message whose peer's pacer allows a packet now, so a more urgent message
 // posted while another is in flight takes the next burst, and a message waiting on its peer's
 // pacer does not hold up messages to other peers. Holds pointers; the owner keeps the messages.
+// Header-only C++17, so that the simulator (C++17 for ns-3) runs the same rule.
 #pragma once
 
 #include <cstdint>
