@@ -173,18 +173,15 @@ std::size_t sum_half_f16c(gloo::float16*, const gloo::float16*, const gloo::floa
 }
 #endif
 
-bool use_f16c() {
-  return wire::cpu_has_f16c();
-}
-
 // out[i] = half(in[i] / divisor): the float32 value divided first, then rounded once.
 void divide_to_half(std::span<const float> in, float divisor, std::span<gloo::float16> out) {
-  std::size_t i = use_f16c() ? divide_to_half_f16c(in.data(), divisor, out.data(), in.size()) : 0;
+  std::size_t i =
+      wire::cpu_has_f16c() ? divide_to_half_f16c(in.data(), divisor, out.data(), in.size()) : 0;
   for (; i < in.size(); ++i) out[i] = gloo::cpu_float2half_rn(in[i] / divisor);
 }
 
 void widen_half(std::span<const gloo::float16> in, std::span<float> out) {
-  std::size_t i = use_f16c() ? widen_half_f16c(in.data(), out.data(), in.size()) : 0;
+  std::size_t i = wire::cpu_has_f16c() ? widen_half_f16c(in.data(), out.data(), in.size()) : 0;
   for (; i < in.size(); ++i) out[i] = gloo::cpu_half2float(in[i]);
 }
 
@@ -193,7 +190,7 @@ void sum_half(void* out, const void* a, const void* b, std::size_t count) {
   auto* sums = static_cast<gloo::float16*>(out);
   const auto* x = static_cast<const gloo::float16*>(a);
   const auto* y = static_cast<const gloo::float16*>(b);
-  const std::size_t done = use_f16c() ? sum_half_f16c(sums, x, y, count) : 0;
+  const std::size_t done = wire::cpu_has_f16c() ? sum_half_f16c(sums, x, y, count) : 0;
   gloo::sum<gloo::float16>(sums + done, x + done, y + done, count - done);
 }
 

@@ -53,7 +53,9 @@ void get_halves(const std::byte* in, std::size_t n, std::uint16_t* halves) {
   }
 }
 
-// float_to_bfloat16 without branches, so that the loops below vectorize.
+// Round to nearest even on the 16 bits dropped (a carry moves into the exponent correctly); a
+// NaN stays a NaN, quietened, whatever its payload, since rounding could carry it into infinity.
+// Without branches, so that the loops below vectorize.
 inline std::uint16_t bfloat16_bits(float value) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
   const std::uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
@@ -193,12 +195,7 @@ std::uint16_t packet_values(WireDtype dtype, std::uint16_t float32_values) {
 }
 
 std::uint16_t float_to_bfloat16(float value) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-  // A NaN stays a NaN (quiet), whatever its payload: rounding could carry it into infinity.
-  if ((bits & kAbsMask) > kInfinityBits) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
-  // Round to nearest even on the 16 bits dropped; a carry moves into the exponent correctly.
-  const std::uint32_t rounded = bits + 0x7FFFu + ((bits >> 16) & 1u);
-  return static_cast<std::uint16_t>(rounded >> 16);
+  return bfloat16_bits(value);
 }
 
 float bfloat16_to_float(std::uint16_t bits) {

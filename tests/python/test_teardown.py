@@ -7,7 +7,11 @@ gloo group from DDP's reducer while holding the GIL; it shows in a few exits in 
 the runs alone would rarely catch it. test_models_go_before_the_group checks its cause on every
 run: no DDP model may be alive when train.py destroys its process group.
 
-DLCP_TEARDOWN_RUNS (default 2) sets how many runs, alternating the hook and the backend.
+DLCP_TEARDOWN_RUNS (default 2) sets how many runs, alternating the hook and the backend;
+DLCP_TEARDOWN_MODES=hook runs the hook only (the mode that hung):
+
+    DLCP_TEARDOWN_RUNS=50 DLCP_TEARDOWN_MODES=hook python3 -m unittest \
+        test_teardown.TeardownTest.test_short_runs_all_exit
 """
 
 import json
@@ -96,6 +100,7 @@ class TeardownTest(unittest.TestCase):
     def test_short_runs_all_exit(self):
         runs = int(os.environ.get("DLCP_TEARDOWN_RUNS", "2"))
         modes = ("hook", "backend") if dlcp.torch.BACKEND_AVAILABLE else ("hook",)
+        modes = tuple(os.environ.get("DLCP_TEARDOWN_MODES", ",".join(modes)).split(","))
         seconds = []
         for run in range(runs):
             mode = modes[run % len(modes)]
