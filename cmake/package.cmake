@@ -31,7 +31,8 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "iproute2, nftables, openmpi-bin")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_RECOMMENDS "python3-matplotlib")
 set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-dlcp)
 set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
-set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python3 (>= 3.11), python3 (<< 3.12), python3-torch")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS
+  "python3 (>= 3.11), python3 (<< 3.12), python3-numpy, python3-torch")
 
 set(CPACK_COMPONENTS_ALL runtime development)
 if(DLCP_BUILD_TOOLS)

@@ -12,7 +12,7 @@ packages=(
   libns3-dev libgsl-dev libgoogle-perftools-dev
   libsodium-dev
   python3-matplotlib
-  python3-dev python3-numpy python3-torch pybind11-dev libtorch-dev dataset-fashion-mnist
+  python3-dev python3-venv python3-numpy python3-torch pybind11-dev dataset-fashion-mnist
 )
 
 missing=()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, runs every unit and integration test
-# (and the one-minute soak), reruns them under AddressSanitizer + UndefinedBehaviorSanitizer and
+# (and the one-minute soak; the Python tests under Debian's torch 1.13 and under pip's torch 2.x), reruns them under AddressSanitizer + UndefinedBehaviorSanitizer and
 # the transport and collectives tests under ThreadSanitizer, then builds the libFuzzer targets
 # with clang and runs each for a bounded time on its corpus. Prints how long each stage took.
 set -euo pipefail
@@ -11,6 +11,8 @@ stage_done() {
   stage_start=$SECONDS
 }
 scripts/install-deps.sh
+# The Python tests run under Debian's torch 1.13 and again under pip's torch 2.x in this venv.
+scripts/torch2-venv.sh build/venv-torch2
 scripts/build.sh
 stage_done "build"
 

@@ -12,6 +12,11 @@ namespace {
 void add_allreduce_options(CLI::App* command, AllreduceBenchOptions& o) {
   command->add_option("--algo", o.algo, "Implementation")
       ->check(CLI::IsMember({"ring", "tar", "ps", "gloo", "mpi"}));
+  command
+      ->add_option("--collective", o.collective,
+                   "What to run: allreduce, or dlcp's reduce_scatter (the transpose all-reduce's "
+                   "reduce half, --algo ring or tar alike; each rank keeps its shard)")
+      ->check(CLI::IsMember({"allreduce", "reduce_scatter"}));
   command->add_option("--ranks", o.ranks, "Worker ranks (local processes)")
       ->check(CLI::Range(1, 64));
   command->add_option("--servers", o.servers, "Parameter servers (--algo ps)")

@@ -22,6 +22,10 @@ bool is_dlcp(const std::string& algo) {
   return algo == "ring" || algo == "tar" || algo == "ps";
 }
 
+bool is_reduce_scatter(const AllreduceBenchOptions& o) {
+  return o.collective == "reduce_scatter";
+}
+
 void check_options(const AllreduceBenchOptions& o) {
   const auto invalid = [](const std::string& what) {
     throw Error(ErrorCode::kInvalidArgument, -1, what);
@@ -30,6 +34,15 @@ void check_options(const AllreduceBenchOptions& o) {
     invalid("--algo must be ring, tar, ps, gloo or mpi, got '" + o.algo + "'");
   }
   if (o.ranks < 1 || o.ranks > 64) invalid("--ranks must be 1..64");
+  if (o.collective != "allreduce" && !is_reduce_scatter(o)) {
+    invalid("--collective must be allreduce or reduce_scatter, got '" + o.collective + "'");
+  }
+  if (is_reduce_scatter(o) && o.algo != "ring" && o.algo != "tar") {
+    invalid(
+        "--collective reduce_scatter is dlcp's, direct between the workers: --algo ring or "
+        "tar, not " +
+        o.algo);
+  }
   if (o.algo == "ps" && o.servers < 1) invalid("--algo ps needs --servers >= 1");
   if (!is_dlcp(o.algo) && (o.drop > 0 || o.loss_bound > 0 || o.broadcast_loss_bound > 0)) {
     invalid(
@@ -40,6 +53,7 @@ void check_options(const AllreduceBenchOptions& o) {
   check_wire_supported(o.algo, o.wire);
   const double floats = o.mib * (1 << 20) / 4.0;
   if (floats < 1 || floats > 4.0e9) invalid("--mib must give 1 .. 2^32 floats");
+  if (bench_input_floats(o) == 0) invalid("--mib must give at least one float per rank");
 }
 
 std::string fmt(double value, int digits = 2) {
@@ -51,7 +65,9 @@ std::string fmt(double value, int digits = 2) {
 }
 
 // Summary of one implementation (one Gloo variant, or dlcp's algorithm) from every rank's report.
-nlohmann::json summarize(const std::vector<nlohmann::json>& reports, std::size_t bytes) {
+// `replicas`: every rank holds the same result (all-reduce), so their hashes must agree.
+nlohmann::json summarize(const std::vector<nlohmann::json>& reports, std::size_t bytes,
+                         bool replicas) {
   const std::size_t iters = reports.front()["seconds"].size();
   std::vector<double> times(iters, 0.0);
   bool consistent = true;
@@ -99,7 +115,8 @@ nlohmann::json summarize(const std::vector<nlohmann::json>& reports, std::size_t
   summary["max_rel_error"] = max_rel_error;
   summary["mean_error"] = sum_abs_exact > 0 ? sum_error / sum_abs_exact : 0.0;
   summary["wrong_entry_fraction"] = entries > 0 ? wrong / entries : 0.0;
-  summary["consistent"] = consistent;
+  // A reduce-scatter leaves a different shard on each rank: no replicas to compare.
+  if (replicas) summary["consistent"] = consistent;
   summary["delivered_fraction"] = expected > 0 ? received / expected : 1.0;
   summary["broadcast_entries_missing"] = broadcast_missing;
   summary["allocs_per_iter_per_rank"] = percentile(allocations, 0.5);
@@ -109,9 +126,18 @@ nlohmann::json summarize(const std::vector<nlohmann::json>& reports, std::size_t
 
 }  // namespace
 
+std::size_t bench_input_floats(const AllreduceBenchOptions& o) {
+  const auto floats = static_cast<std::size_t>(o.mib * (1 << 20) / 4.0);
+  if (!is_reduce_scatter(o) || o.ranks < 1) return floats;
+  const auto ranks = static_cast<std::size_t>(o.ranks);
+  return floats / ranks * ranks;
+}
+
 std::vector<std::string> allreduce_bench_flags(const AllreduceBenchOptions& o) {
   return {"--algo",
           o.algo,
+          "--collective",
+          o.collective,
           "--ranks",
           std::to_string(o.ranks),
           "--servers",
@@ -150,10 +176,12 @@ std::vector<std::string> allreduce_bench_flags(const AllreduceBenchOptions& o) {
 
 nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
   check_options(o);
-  const std::size_t floats = static_cast<std::size_t>(o.mib * (1 << 20) / 4.0);
-  const std::size_t bytes = floats * sizeof(float);
+  const std::size_t bytes = bench_input_floats(o) * sizeof(float);
   const int world = o.ranks + (o.algo == "ps" ? o.servers : 0);
-  const std::string label = wire_label(o.algo, o.wire);
+  const bool reduce_scatter = is_reduce_scatter(o);
+  // A reduce-scatter is one algorithm whatever --algo says: the transpose's reduce half.
+  const std::string algo = reduce_scatter ? "tar" : o.algo;
+  const std::string label = wire_label(reduce_scatter ? o.collective : o.algo, o.wire);
   TcpStoreServer store_server("127.0.0.1", 0);
   const std::string store_address = store_server.address();
   if (o.verbose) {
@@ -197,7 +225,7 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
       reports.push_back(nlohmann::json::parse(
           results.get("bench/result/" + variant + "/" + std::to_string(rank))));
     }
-    by_variant[variant] = summarize(reports, bytes);
+    by_variant[variant] = summarize(reports, bytes, !reduce_scatter);
     if (reports.front().contains("settlement")) {
       std::vector<nlohmann::json> settlements;
       for (const auto& report : reports) settlements.push_back(report["settlement"]);
@@ -213,7 +241,8 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
     }
   }
   nlohmann::json summary = by_variant[best];
-  summary["algo"] = o.algo;
+  summary["algo"] = algo;
+  summary["collective"] = o.collective;
   summary["wire"] = to_string(o.wire);
   summary["label"] = label;  // algo, and the wire dtype unless fp32: "gloo fp16"
   summary["variant"] = best;
@@ -225,13 +254,16 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
   if (by_variant.size() > 1) summary["variants"] = by_variant;
   if (o.verbose) {
     for (const auto& [variant, s] : by_variant.items()) {
-      std::cerr << "  " << o.algo << (variant == o.algo ? "" : "/" + variant)
+      std::cerr << "  " << (reduce_scatter ? o.collective : o.algo)
+                << (variant == o.algo ? "" : "/" + variant)
                 << (o.wire == WireDtype::kFloat32 ? "" : std::string(" ") + to_string(o.wire))
                 << ": p50 " << fmt(s["p50_ms"].get<double>()) << " ms, p99 "
                 << fmt(s["p99_ms"].get<double>()) << " ms, " << fmt(s["algbw_gbps"].get<double>())
                 << " Gbit/s, delivered " << fmt(s["delivered_fraction"].get<double>() * 100, 3)
                 << "%, max rel error " << s["max_rel_error"].get<double>()
-                << (s["consistent"].get<bool>() ? ", consistent" : ", REPLICAS DIFFER")
+                << (!s.contains("consistent")     ? ", one shard per rank"
+                    : s["consistent"].get<bool>() ? ", consistent"
+                                                  : ", REPLICAS DIFFER")
                 << std::endl;
       if (s.contains("settlement")) {
         std::cerr << "    " << describe_settlement(s["settlement"]) << std::endl;

@@ -1,8 +1,10 @@
 // `dlcp bench allreduce`: N local rank processes (plus servers for ps) run one all-reduce
-// implementation on the same buffers; the launcher gathers every rank's timings, errors and
-// result hashes through a TCP store and prints one summary (JSON on the last line with --json).
+// implementation (or dlcp's reduce-scatter) on the same buffers; the launcher gathers every rank's
+// timings, errors and result hashes through a TCP store and prints one summary (JSON on the last
+// line with --json).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,9 @@ namespace dlcp::tools {
 
 struct AllreduceBenchOptions {
   std::string algo = "ring";  // ring | tar | ps | gloo | mpi
+  // allreduce | reduce_scatter (dlcp's, the transpose's reduce half: --algo ring or tar alike;
+  // each rank keeps its 1/ranks shard of the same-size buffer).
+  std::string collective = "allreduce";
   int ranks = 2;
   int servers = 1;  // ps only
   double mib = 64;
@@ -36,6 +41,10 @@ struct AllreduceBenchOptions {
   int timeout_s = 600;
   bool verbose = true;
 };
+
+// Floats in each rank's input buffer: --mib of them, for a reduce-scatter rounded down to a
+// multiple of --ranks.
+std::size_t bench_input_floats(const AllreduceBenchOptions& options);
 
 // Launches the ranks and returns the summary; throws dlcp::Error when a rank fails.
 nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& options);

@@ -1,6 +1,7 @@
 // `dlcp bench allreduce-rank`: one rank of the all-reduce benchmark. Every iteration refills the
-// buffer, synchronises with a barrier, times one all-reduce, and checks the result against the
-// exact sum; the report goes to the launcher's store.
+// buffer, synchronises with a barrier, times one all-reduce (or reduce-scatter), and checks the
+// result (or this rank's shard of it) against the exact sum; the report goes to the launcher's
+// store.
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -20,8 +21,11 @@ namespace dlcp::tools {
 namespace {
 
 struct Hooks {
-  std::function<CollectiveResult(std::span<float>)> allreduce;
+  // Runs the collective on the refilled input; `result` then holds the outcome to check.
+  std::function<CollectiveResult(std::span<float>)> collective;
   std::function<void()> barrier;
+  std::span<float> result{};  // empty: the input, reduced in place
+  std::size_t result_first_index = 0;
 };
 
 int env_int(const char* name) {
@@ -68,16 +72,17 @@ nlohmann::json measure(const AllreduceBenchOptions& o, int rank, int workers,
     hooks.barrier();
     const AllocationCount before = allocations_so_far();
     const auto start = std::chrono::steady_clock::now();
-    const CollectiveResult result = hooks.allreduce(values);
+    const CollectiveResult result = hooks.collective(values);
     const auto stop = std::chrono::steady_clock::now();
     const AllocationCount after = allocations_so_far();
     if (it < o.warmup) continue;
+    const std::span<float> outcome = hooks.result.empty() ? values : hooks.result;
     if (average) {
-      for (auto& v : values) v *= static_cast<float>(workers);
+      for (auto& v : outcome) v *= static_cast<float>(workers);
     }
-    const ErrorStats error = compare_with_exact_sum(values, workers, it);
+    const ErrorStats error = compare_with_exact_sum(outcome, workers, it, hooks.result_first_index);
     report["seconds"].push_back(std::chrono::duration<double>(stop - start).count());
-    report["hashes"].push_back(hash_bytes(values));
+    report["hashes"].push_back(hash_bytes(outcome));
     report["allocations"].push_back(after.calls - before.calls);
     report["allocation_bytes"].push_back(after.bytes - before.bytes);
     if (error.max_abs_exact > 0) {
@@ -118,8 +123,7 @@ CommunicatorOptions communicator_options(const AllreduceBenchOptions& o) {
 }  // namespace
 
 int run_allreduce_bench_rank(const AllreduceBenchOptions& o, int* argc, char*** argv) {
-  const std::size_t floats = static_cast<std::size_t>(o.mib * (1 << 20) / 4.0);
-  std::vector<float> values(floats);
+  std::vector<float> values(bench_input_floats(o));
   const auto [store_host, store_port] = store_address();
 
   if (o.algo == "mpi") {
@@ -183,8 +187,17 @@ int run_allreduce_bench_rank(const AllreduceBenchOptions& o, int* argc, char*** 
       o.aggregation == "zero-fill" ? Aggregation::kZeroFill : Aggregation::kUnbiased;
   collective.deadline = std::chrono::milliseconds(o.deadline_ms);
   collective.wire = o.wire;
-  const Hooks hooks{[&](std::span<float> v) { return comm->allreduce(v, collective).wait(); },
-                    [&] { comm->barrier(); }};
+  Hooks hooks{[&](std::span<float> v) { return comm->allreduce(v, collective).wait(); },
+              [&] { comm->barrier(); }};
+  std::vector<float> shard;
+  if (o.collective == "reduce_scatter") {
+    shard.resize(values.size() / static_cast<std::size_t>(o.ranks));
+    hooks.collective = [&](std::span<float> v) {
+      return comm->reduce_scatter(v, shard, collective).wait();
+    };
+    hooks.result = shard;
+    hooks.result_first_index = static_cast<std::size_t>(rank) * shard.size();
+  }
   auto report = measure(o, rank, o.ranks, values, hooks);
   report["settlement"] = settlement_counters({}, comm->counters());  // warm-up included
   store.set("bench/result/" + o.algo + "/" + std::to_string(rank), report.dump());

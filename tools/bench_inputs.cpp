@@ -28,12 +28,13 @@ void fill_bench_input(std::span<float> values, int rank, int iteration) {
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = base_value(i) * weight + offset;
 }
 
-ErrorStats compare_with_exact_sum(std::span<const float> result, int ranks, int iteration) {
+ErrorStats compare_with_exact_sum(std::span<const float> result, int ranks, int iteration,
+                                  std::size_t first_index) {
   ErrorStats stats;
   const auto weight = static_cast<double>(ranks) * (ranks + 1) / 2.0;
   const auto offset = static_cast<double>(ranks) * (iteration % 64);
   for (std::size_t i = 0; i < result.size(); ++i) {
-    const double exact = base_value(i) * weight + offset;
+    const double exact = base_value(first_index + i) * weight + offset;
     const double error = static_cast<double>(result[i]) - exact;
     stats.max_abs_error = std::max(stats.max_abs_error, std::abs(error));
     stats.sum_error += error;

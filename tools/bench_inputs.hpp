@@ -6,6 +6,7 @@
 // below 2^24, so every partial sum is exact in float whatever the reduction order.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -13,7 +14,8 @@ namespace dlcp::tools {
 
 void fill_bench_input(std::span<float> values, int rank, int iteration);
 
-// Error of `result` against the exact sum over `ranks` ranks (scaled by `scale`, 1 for sum).
+// Error of `result` against the exact sum over `ranks` ranks; result[0] is the sum's entry
+// `first_index` (a reduce-scatter's shard).
 struct ErrorStats {
   double max_abs_error = 0;
   double sum_error = 0;      // signed
@@ -22,7 +24,8 @@ struct ErrorStats {
   std::uint64_t count = 0;
   std::uint64_t wrong_entries = 0;
 };
-ErrorStats compare_with_exact_sum(std::span<const float> result, int ranks, int iteration);
+ErrorStats compare_with_exact_sum(std::span<const float> result, int ranks, int iteration,
+                                  std::size_t first_index = 0);
 
 // FNV-1a over the bytes: equal hashes on every rank mean bit-identical replicas (in practice).
 std::uint64_t hash_bytes(std::span<const float> values);

@@ -1,5 +1,6 @@
 """Data-parallel training of a small CNN on Fashion-MNIST, with gradients carried by gloo, by the
-dlcp communication hook (over a gloo group) or by the dlcp backend. Run one process per rank:
+dlcp communication hook (over a gloo group) or by the dlcp backend, replicated (DDP) or sharded
+(ZeRO-3 style, or FSDP2's fully_shard on torch >= 2.7). Run one process per rank:
 
     torchrun --standalone --nproc_per_node 4 --redirects 1 --tee 1 \\
         examples/fashion_mnist/train.py --mode hook --loss-budget 0.05 --drop-rate 0.02 \\
@@ -36,10 +37,12 @@ from dlcp.torch import metrics  # noqa: E402
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mode",
-                        choices=("gloo", "gloo-fp16", "hook", "backend", "gloo-sharded", "sharded"),
+                        choices=("gloo", "gloo-fp16", "hook", "backend", "gloo-sharded", "sharded",
+                                 "gloo-fsdp2", "fsdp2"),
                         default="hook",
                         help="sharded: ZeRO-3 style over the dlcp backend (gradients' "
                         "reduce-scatter with the loss budget); gloo-sharded: the same over gloo; "
+                        "fsdp2 / gloo-fsdp2: torch's fully_shard over the dlcp backend / gloo; "
                         "gloo-fp16: gloo with DDP's fp16_compress_hook")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=64, help="per rank")
@@ -82,7 +85,23 @@ def parse_args(argv=None):
         parser.error("--wire and --hadamard apply to the dlcp modes only (gloo-fp16 is gloo's)")
     if args.error_feedback and (args.mode != "hook" or args.wire == "fp32"):
         parser.error("--error-feedback needs --mode hook and a 16-bit --wire")
+    if args.mode.endswith("fsdp2") and fully_shard is None:
+        parser.error(f"--mode {args.mode} needs torch >= 2.7 (fully_shard on CPU); this is "
+                     f"torch {torch.__version__}")
     return args
+
+
+def fully_shard_on_cpu():
+    """torch's FSDP2 entry point where it runs on CPU (torch >= 2.7), else None."""
+    major, minor = (int(part) for part in torch.__version__.split(".")[:2])
+    if (major, minor) < (2, 7):
+        return None
+    from torch.distributed.fsdp import fully_shard
+
+    return fully_shard
+
+
+fully_shard = fully_shard_on_cpu()
 
 
 def dlcp_options(args, rank):
@@ -112,6 +131,23 @@ def set_up(args, model, rank):
             return model, group.reset_totals, lambda: dlcp.torch.statistics(group)
         dist.init_process_group("gloo")
         return model, lambda: None, lambda: {}
+    if args.mode in ("fsdp2", "gloo-fsdp2"):
+        if args.mode == "fsdp2":
+            options = dlcp.torch.Options(loss_budget=args.loss_budget, aggregation=args.aggregation,
+                                         wire=args.wire, **dlcp_options(args, rank))
+            dist.init_process_group("dlcp", pg_options=options)
+            group = dist.distributed_c10d._get_default_group()
+            reset, read = group.reset_totals, lambda: dlcp.torch.statistics(group)
+        else:
+            dist.init_process_group("gloo")
+            reset, read = (lambda: None), (lambda: {})
+        # Each layer's parameters sharded on its own, then the rest: parameters are all-gathered
+        # (loss-free) before each layer runs, gradients reduce-scattered (under the budget).
+        for layer in model.modules():
+            if layer is not model and any(True for _ in layer.parameters(recurse=False)):
+                fully_shard(layer)
+        fully_shard(model)
+        return model, reset, read
     if args.mode == "backend":
         options = dlcp.torch.Options(loss_budget=args.loss_budget, aggregation=args.aggregation,
                                      wire=args.wire, hadamard_rotation=args.hadamard,
@@ -136,12 +172,18 @@ def set_up(args, model, rank):
     return ddp, state.reset_statistics, state.statistics
 
 
-def evaluate(model, images, labels, rank, world_size):
-    """Test accuracy over the whole test set, each rank scoring its share."""
+def evaluate(model, images, labels, rank, world_size, every_batch=False):
+    """Test accuracy over the whole test set, each rank scoring its share (or, for FSDP2, whose
+    forward pass is collective, every rank running every batch and scoring its share)."""
     model.eval()
     correct = 0
     with torch.no_grad():
-        for start in range(rank * 1000, len(images), world_size * 1000):
+        if every_batch:
+            for start in range(0, len(images), 1000):
+                scores = model(images[start : start + 1000])
+                if (start // 1000) % world_size == rank:
+                    correct += (scores.argmax(1) == labels[start : start + 1000]).sum().item()
+        for start in range(rank * 1000, len(images), world_size * 1000) if not every_batch else ():
             batch = slice(start, start + 1000)
             correct += (model(images[batch]).argmax(1) == labels[batch]).sum().item()
     model.train()
@@ -151,11 +193,19 @@ def evaluate(model, images, labels, rank, world_size):
 
 
 def divergence(model, world_size):
-    """Largest parameter difference between the replicas (rank 0 computes it)."""
+    """Largest parameter difference between the replicas (rank 0 computes it); FSDP2 keeps one
+    copy of each parameter, so there is nothing to compare."""
+    if is_fully_sharded(model):
+        return {"max_abs": 0.0, "sharded": True}
     flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
     gathered = [torch.empty_like(flat) for _ in range(world_size)]
     dist.all_gather(gathered, flat)
     return metrics.replica_divergence(gathered)
+
+
+def is_fully_sharded(model):
+    return fully_shard is not None and any(
+        type(p).__name__ == "DTensor" for p in model.parameters())
 
 
 def main(argv=None):
@@ -216,7 +266,8 @@ def main(argv=None):
             "steps": steps,
             **phases,
             "train_loss": metrics.per_item(loss_sum, steps),
-            "test_accuracy": evaluate(model, test_images, test_labels, rank, world_size),
+            "test_accuracy": evaluate(model, test_images, test_labels, rank, world_size,
+                                      every_batch=args.mode.endswith("fsdp2")),
             "divergence": divergence(model, world_size),
             "dlcp": statistics,
         }
@@ -239,12 +290,12 @@ def main(argv=None):
     # reference to the group, and a gloo thread still freeing a tensor waits for the GIL: a hang
     # in a few exits in a hundred. So the model goes first, while destroy_process_group (which lets go
     # of the GIL) still holds the group. (The last loss reaches the reducer through its graph.)
-    if isinstance(ddp, DDP):
+    if isinstance(ddp, DDP) or args.mode.endswith("fsdp2"):
         released = weakref.ref(ddp)
-        del ddp, optimizer, loss, reset_statistics, read_statistics
+        del ddp, model, optimizer, loss, reset_statistics, read_statistics
         gc.collect()
         if released() is not None:
-            raise RuntimeError("the DDP model outlived training: the group's teardown may hang")
+            raise RuntimeError("the model outlived training: the group's teardown may hang")
     dist.destroy_process_group()
 
 

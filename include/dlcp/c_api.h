@@ -59,12 +59,13 @@ typedef struct {
   dlcp_algorithm algorithm; /* DLCP_ALGO_DEFAULT = the communicator's */
   int zero_fill;            /* 1 = the biased zero-fill rule instead of unbiased */
   int64_t deadline_ms;
-  dlcp_wire_dtype wire; /* all-reduce only */
+  dlcp_wire_dtype wire; /* all-reduce and reduce-scatter only */
   /* 16-bit wire: a buffer of `count` floats, zero at first and kept per tensor, that carries each
-   * call's rounding error into the next (error feedback); NULL = off. All-reduce only. */
+   * call's rounding error into the next (error feedback); NULL = off. All-reduce and
+   * reduce-scatter only. */
   float* error_feedback;
   size_t error_feedback_count;
-  int hadamard_rotation; /* 1 = rotate before the all-reduce and back after */
+  int hadamard_rotation; /* 1 = rotate before the all-reduce (reduce-scatter) and back after */
 } dlcp_collective_options;
 
 typedef struct {
@@ -104,6 +105,11 @@ dlcp_status dlcp_broadcast(dlcp_comm* comm, float* values, size_t count, int roo
                            const dlcp_collective_options* options, dlcp_work** work);
 dlcp_status dlcp_allgather(dlcp_comm* comm, const float* input, size_t count, float* output,
                            const dlcp_collective_options* options, dlcp_work** work);
+/* output (count floats) = this rank's shard of the reduction of every worker's input (count x
+ * dlcp_comm_size floats, shard r at r * count). The options apply as for all-reduce; the
+ * error_feedback buffer then holds count x dlcp_comm_size floats. */
+dlcp_status dlcp_reduce_scatter(dlcp_comm* comm, const float* input, size_t count, float* output,
+                                const dlcp_collective_options* options, dlcp_work** work);
 dlcp_status dlcp_barrier(dlcp_comm* comm);
 
 /* 1 when done (wait will not block), 0 otherwise. */

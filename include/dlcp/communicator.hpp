@@ -65,19 +65,21 @@ struct CollectiveOptions {
   Aggregation aggregation = Aggregation::kUnbiased;
   std::optional<Algorithm> algorithm{};       // default: CommunicatorOptions::algorithm
   std::chrono::milliseconds deadline{30000};  // per transfer; a dead peer fails sooner
-  // How all-reduce's values travel (broadcast, all-gather and point-to-point are float32 only).
+  // How all-reduce's and reduce-scatter's values travel (broadcast, all-gather and point-to-point
+  // are float32 only).
   // With a 16-bit dtype every rank first rounds its input to it, blocks are reduced in float32
   // and each result is rounded once more before it is sent, the owner's copy too, so that every
   // rank ends bit-identical. Transpose and parameter server round a block's sum once; ring
   // forwards partial sums, rounding them at each of its size()-1 hops.
   WireDtype wire = WireDtype::kFloat32;
-  // Error feedback for a 16-bit wire: the caller's buffer of values.size() floats, zero before
-  // the first call and kept per tensor, into which each call leaves its input's rounding error
-  // and from which the next call adds it back. Empty (the default) = off.
+  // Error feedback for a 16-bit wire: the caller's buffer of values.size() floats (reduce-scatter:
+  // input.size()), zero before the first call and kept per tensor, into which each call leaves
+  // its input's rounding error and from which the next call adds it back. Empty = off.
   std::span<float> error_feedback{};
   // A randomized Hadamard rotation of the values before the all-reduce and back after (the same
-  // on every rank), so that a lost packet's error is spread thinly over many entries instead of
-  // zeroing a run of them. Costs O(n log n) per call; off by default.
+  // on every rank; reduce-scatter rotates each shard and its owner unrotates the output), so that a
+  // lost packet's error is spread thinly over many entries instead of zeroing a run of them. Costs
+  // O(n log n) per call; off by default.
   bool hadamard_rotation = false;
 
   void validate() const;  // throws Error(kInvalidArgument) naming the field
@@ -147,6 +149,17 @@ class Communicator {
   // input.size()).
   virtual Work allgather(std::span<const float> input, std::span<float> output,
                          const CollectiveOptions& options = {}) = 0;
+  // output = this rank's shard of the reduction of every worker's input: input holds size() x
+  // output.size() floats, shard r at [r * n, (r + 1) * n); rank r ends with the reduced shard r.
+  // The reduce half of the transpose all-reduce (each rank sends (size()-1)/size() of its input
+  // and nothing comes back), whatever `options.algorithm` says; in parameter-server mode the
+  // workers reduce among themselves. loss_budget, op, aggregation, wire, error_feedback (of
+  // input.size() floats) and hadamard_rotation apply as for allreduce, except that the output is
+  // left in float32 (only its owner holds it). Without loss and on a float32 wire the output is,
+  // bit for bit, this rank's shard of a transpose all-reduce of the same inputs. `output` may lie
+  // inside `input` (the input is then copied first); the input is never written.
+  virtual Work reduce_scatter(std::span<const float> input, std::span<float> output,
+                              const CollectiveOptions& options = {}) = 0;
   virtual void barrier() = 0;
   // Point-to-point, loss-free, between worker ranks: the k-th send from this rank to `peer` with
   // `tag` fills the k-th recv posted on `peer` from this rank with that tag, which must be the

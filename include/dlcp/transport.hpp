@@ -85,6 +85,10 @@ struct TransportCounters {
   std::uint64_t datagrams_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t bytes_sent = 0;
+  // Of the datagrams and bytes sent, those that recovery rounds resent (what a loss-free run
+  // would not have sent).
+  std::uint64_t datagrams_retransmitted = 0;
+  std::uint64_t bytes_retransmitted = 0;
   std::uint64_t injected_drops = 0;
   std::uint64_t injected_marks = 0;   // LossInjectionOptions::class_mark_rate
   std::uint64_t backlog_packets = 0;  // early packets held for receives not yet posted

@@ -5,7 +5,6 @@
 """
 
 import argparse
-import importlib
 import os
 import sys
 
@@ -18,14 +17,10 @@ def describe() -> str:
     try:
         import torch
 
-        lines.append(f"torch: {torch.__version__} (the communication hook needs only this)")
+        lines.append(f"torch: {torch.__version__} (the dlcp backend and hook run on any torch "
+                     "from 1.13)")
     except ImportError as error:
-        lines.append(f"torch: unavailable ({error})")
-    try:
-        backend = importlib.import_module("dlcp._torch")
-        lines.append(f"torch backend: {backend.__file__}")
-    except ImportError as error:
-        lines.append(f"torch backend: unavailable ({error})")
+        lines.append(f"torch: unavailable ({error}); dlcp.torch needs it, the rest does not")
     lines.append(f"interpreter: {sys.executable}")
     return "\n".join(lines)
 

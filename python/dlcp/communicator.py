@@ -51,6 +51,13 @@ class Communicator:
         """output (world size x len(input) floats) = every rank's input, in rank order."""
         return self._impl.allgather(input, output, collective_options(**options))
 
+    def reduce_scatter(self, input, output, error_feedback=None, **options):
+        """output = this rank's shard of the sum (or average) of every rank's input, which holds
+        world size x len(output) floats, shard r at [r * len(output), (r + 1) * len(output)).
+        Each rank sends (world size - 1) / world size of its input; keywords as allreduce."""
+        return self._impl.reduce_scatter(input, output, collective_options(**options),
+                                         error_feedback)
+
     def barrier(self):
         self._impl.barrier()
 

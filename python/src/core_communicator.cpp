@@ -4,6 +4,10 @@
 // handle first, so the communicator keeps a reference to every buffer of an unfinished
 // collective and lets go once its Work is ready.
 //
+// when_done(works, callback) runs a Python callable once the works are done, on the completion
+// thread holding the GIL: the torch backend (dlcp/torch/process_group.py) completes its futures
+// this way, with no thread per call and no libtorch.
+//
 // allreduce_slices is the DDP communication hook's collective: one all-reduce per layer slice of
 // a gradient bucket, and a Python callable run once all are done (on the communicator's
 // completion thread, holding the GIL), which completes the hook's torch.futures.Future. It needs
@@ -55,6 +59,8 @@ class PyWork {
     py::gil_scoped_release release;
     return work_.wait();
   }
+  const Work& work() const { return work_; }
+  const std::vector<py::object>& buffers() const { return buffers_; }
 
  private:
   Work work_;
@@ -119,6 +125,20 @@ class PyCommunicator {
     const auto out = float_span(output, true, "allgather output");
     return track(live().allgather(in, out, options), {input, output});
   }
+  // output = this rank's shard of the reduction of every rank's input (size x len(output)
+  // floats); `error_feedback` as for allreduce, over the input.
+  PyWork reduce_scatter(const py::buffer& input, const py::buffer& output,
+                        CollectiveOptions options, const py::object& error_feedback) {
+    const auto in = float_span(input, false, "reduce_scatter input");
+    const auto out = float_span(output, true, "reduce_scatter output");
+    std::vector<py::object> buffers{input, output};
+    if (!error_feedback.is_none()) {
+      options.error_feedback =
+          float_span(error_feedback.cast<py::buffer>(), true, "reduce_scatter error_feedback");
+      buffers.push_back(error_feedback);
+    }
+    return track(live().reduce_scatter(in, out, options), std::move(buffers));
+  }
   // One average/sum all-reduce per (offset, length, layer, loss budget) slice of `buffer`, with
   // `base`'s other settings; `on_done(works)` runs once all are done. Every slice is checked
   // before any is posted.
@@ -163,25 +183,41 @@ class PyCommunicator {
       const auto length = static_cast<std::size_t>(std::get<1>(slices[k]));
       works.push_back(communicator.allreduce(span.subspan(offset, length), options[k]));
     }
-    // Python objects are touched, and let go, only under the GIL: the state moves into the
-    // callback's scope there and dies with it.
-    auto state = std::make_shared<std::pair<PyWorkList, py::object>>(
-        PyWorkList(works, {py::reinterpret_borrow<py::object>(buffer), error_feedback}),
-        std::move(on_done));
-    WorkCompleter::Job job;
-    job.works = std::move(works);
-    job.done = [state = std::move(state)](const std::vector<CollectiveResult>&,
-                                          std::exception_ptr) mutable {
-      py::gil_scoped_acquire gil;
-      auto local = std::move(state);
-      try {
-        local->second(local->first);
-      } catch (py::error_already_set& error) {
-        error.discard_as_unraisable("dlcp allreduce_slices callback");
-      }
-      local.reset();
-    };
-    completer().add(std::move(job));
+    run_when_done(std::move(works), {py::reinterpret_borrow<py::object>(buffer), error_feedback},
+                  std::move(on_done));
+  }
+
+  // Runs `on_done(works)` once every one of `works` is done, on the completion thread with the
+  // GIL held, in the order the calls were made (`works` is a WorkList: its wait() returns the
+  // results or raises the first failure at once). With no works it runs after the jobs queued
+  // before it. The torch backend completes its futures this way: no thread waits per call.
+  void when_done(const std::vector<const PyWork*>& works, py::object on_done) {
+    if (!PyCallable_Check(on_done.ptr())) throw py::type_error("on_done must be callable");
+    live();
+    std::vector<Work> handles;
+    std::vector<py::object> buffers;
+    for (const PyWork* work : works) {
+      if (work == nullptr) throw py::type_error("when_done takes a list of Work");
+      handles.push_back(work->work());
+      buffers.insert(buffers.end(), work->buffers().begin(), work->buffers().end());
+    }
+    run_when_done(std::move(handles), std::move(buffers), std::move(on_done));
+  }
+
+  // Point-to-point, loss-free (Communicator::send/recv/recv_any).
+  PyWork send(const py::buffer& values, int peer, std::uint32_t tag,
+              const CollectiveOptions& options) {
+    const auto span = float_span(values, false, "send values");
+    return track(live().send(span, peer, tag, options), {values});
+  }
+  PyWork recv(const py::buffer& values, int peer, std::uint32_t tag,
+              const CollectiveOptions& options) {
+    const auto span = float_span(values, true, "recv values");
+    return track(live().recv(span, peer, tag, options), {values});
+  }
+  PyWork recv_any(const py::buffer& values, std::uint32_t tag, const CollectiveOptions& options) {
+    const auto span = float_span(values, true, "recv_any values");
+    return track(live().recv_any(span, tag, options), {values});
   }
 
   void barrier() {
@@ -221,6 +257,28 @@ class PyCommunicator {
     return PyWork(std::move(work), std::move(buffers));
   }
 
+  // Queues `on_done(WorkList)` behind `works` on the completion thread.
+  void run_when_done(std::vector<Work> works, std::vector<py::object> buffers, py::object on_done) {
+    // Python objects are touched, and let go, only under the GIL: the state moves into the
+    // callback's scope there and dies with it.
+    auto state = std::make_shared<std::pair<PyWorkList, py::object>>(
+        PyWorkList(works, std::move(buffers)), std::move(on_done));
+    WorkCompleter::Job job;
+    job.works = std::move(works);
+    job.done = [state = std::move(state)](const std::vector<CollectiveResult>&,
+                                          std::exception_ptr) mutable {
+      py::gil_scoped_acquire gil;
+      auto local = std::move(state);
+      try {
+        local->second(local->first);
+      } catch (py::error_already_set& error) {
+        error.discard_as_unraisable("dlcp completion callback");
+      }
+      local.reset();
+    };
+    completer().add(std::move(job));
+  }
+
   WorkCompleter& completer() {
     if (!completer_) completer_ = std::make_unique<WorkCompleter>();
     return *completer_;
@@ -239,6 +297,7 @@ void bind_result(py::module_& module) {
       .def_readonly("delivered_fraction", &CollectiveResult::delivered_fraction)
       .def_readonly("broadcast_entries_missing", &CollectiveResult::broadcast_entries_missing)
       .def_readonly("seconds", &CollectiveResult::seconds)
+      .def_readonly("source", &CollectiveResult::source)
       .def("__repr__", [](const CollectiveResult& r) {
         return "CollectiveResult(entries=" + std::to_string(r.entries) +
                ", delivered_fraction=" + std::to_string(r.delivered_fraction) +
@@ -270,9 +329,18 @@ void bind_communicator(py::module_& module) {
            py::arg("options"))
       .def("allgather", &PyCommunicator::allgather, py::arg("input"), py::arg("output"),
            py::arg("options"))
+      .def("reduce_scatter", &PyCommunicator::reduce_scatter, py::arg("input"), py::arg("output"),
+           py::arg("options"), py::arg("error_feedback") = py::none())
       .def("allreduce_slices", &PyCommunicator::allreduce_slices, py::arg("buffer"),
            py::arg("slices"), py::arg("num_layers"), py::arg("options"), py::arg("on_done"),
            py::arg("error_feedback") = py::none())
+      .def("when_done", &PyCommunicator::when_done, py::arg("works"), py::arg("on_done"))
+      .def("send", &PyCommunicator::send, py::arg("values"), py::arg("peer"), py::arg("tag"),
+           py::arg("options"))
+      .def("recv", &PyCommunicator::recv, py::arg("values"), py::arg("peer"), py::arg("tag"),
+           py::arg("options"))
+      .def("recv_any", &PyCommunicator::recv_any, py::arg("values"), py::arg("tag"),
+           py::arg("options"))
       .def("barrier", &PyCommunicator::barrier)
       .def("serve", &PyCommunicator::serve)
       .def("counters", &PyCommunicator::counters)

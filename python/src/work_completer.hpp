@@ -1,8 +1,8 @@
 // Runs a function once every Work of a job is done. dlcp's Work offers no completion callback,
 // so one thread per communicator waits on the jobs in the order they were added (the order every
 // rank issues them in) and then calls the job's `done` on that thread, with the results or the
-// first failure. The backend completes torch futures this way (future_completer.hpp), the hook
-// Python callables (core_communicator.cpp). Needs neither libtorch nor Python.
+// first failure. The torch backend and the hook complete their futures this way, through Python
+// callables (core_communicator.cpp: when_done, allreduce_slices). Needs no Python itself.
 #pragma once
 
 #include <condition_variable>

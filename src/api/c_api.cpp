@@ -238,6 +238,17 @@ dlcp_status dlcp_allgather(dlcp_comm* comm, const float* input, size_t count, fl
   });
 }
 
+dlcp_status dlcp_reduce_scatter(dlcp_comm* comm, const float* input, size_t count, float* output,
+                                const dlcp_collective_options* options, dlcp_work** work) {
+  return submit(work, [&] {
+    require(comm != nullptr && (count == 0 || (input != nullptr && output != nullptr)),
+            "comm, input and output are required");
+    const auto size = static_cast<std::size_t>(comm->communicator->size());
+    return comm->communicator->reduce_scatter(std::span<const float>(input, count * size),
+                                              std::span<float>(output, count), to_options(options));
+  });
+}
+
 dlcp_status dlcp_barrier(dlcp_comm* comm) {
   return guarded([&] {
     require(comm != nullptr, "comm must not be NULL");

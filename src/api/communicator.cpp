@@ -29,6 +29,22 @@ std::uint64_t random_token() {
   return token;
 }
 
+// CollectiveOptions::error_feedback: one residual per value that is rounded to a 16-bit wire.
+void require_error_feedback_fits(const CollectiveOptions& options, std::size_t values) {
+  if (options.error_feedback.empty()) return;
+  if (options.wire == WireDtype::kFloat32) {
+    throw Error(ErrorCode::kInvalidArgument, -1,
+                "CollectiveOptions.error_feedback needs a 16-bit wire (bf16 or fp16): fp32 "
+                "leaves no rounding error to feed back");
+  }
+  if (options.error_feedback.size() != values) {
+    throw Error(ErrorCode::kInvalidArgument, -1,
+                "CollectiveOptions.error_feedback holds " +
+                    std::to_string(options.error_feedback.size()) + " floats for " +
+                    std::to_string(values) + " values");
+  }
+}
+
 std::pair<std::string, std::uint16_t> split_address(const std::string& address) {
   const auto colon = address.rfind(':');
   if (colon == std::string::npos) {
@@ -51,6 +67,8 @@ class CommunicatorImpl final : public Communicator {
   Work broadcast(std::span<float> values, int root, const CollectiveOptions& options) override;
   Work allgather(std::span<const float> input, std::span<float> output,
                  const CollectiveOptions& options) override;
+  Work reduce_scatter(std::span<const float> input, std::span<float> output,
+                      const CollectiveOptions& options) override;
   void barrier() override;
   Work send(std::span<const float> values, int peer, std::uint32_t tag,
             const CollectiveOptions& options) override;
@@ -265,19 +283,7 @@ Work CommunicatorImpl::allreduce(std::span<float> values, const CollectiveOption
   if (values.size() > 0xFFFFFFFFull) {
     throw Error(ErrorCode::kInvalidArgument, -1, "all-reduce of more than 2^32-1 floats");
   }
-  if (!options.error_feedback.empty()) {
-    if (options.wire == WireDtype::kFloat32) {
-      throw Error(ErrorCode::kInvalidArgument, -1,
-                  "CollectiveOptions.error_feedback needs a 16-bit wire (bf16 or fp16): fp32 "
-                  "leaves no rounding error to feed back");
-    }
-    if (options.error_feedback.size() != values.size()) {
-      throw Error(ErrorCode::kInvalidArgument, -1,
-                  "CollectiveOptions.error_feedback holds " +
-                      std::to_string(options.error_feedback.size()) + " floats for " +
-                      std::to_string(values.size()) + " values");
-    }
-  }
+  require_error_feedback_fits(options, values.size());
   return submit([this, values, options, algorithm]() -> std::function<CollectiveResult()> {
     // Rounding to the wire and rotating happen on the collective's own thread, in turn.
     const auto around = [this, values, options](auto algorithm_call) {
@@ -336,6 +342,30 @@ Work CommunicatorImpl::allgather(std::span<const float> input, std::span<float> 
     const std::uint32_t seq = next_seq_++;
     return [this, input, output, options, seq] {
       return collectives::allgather(*group_, seq, input, output, options);
+    };
+  });
+}
+
+Work CommunicatorImpl::reduce_scatter(std::span<const float> input, std::span<float> output,
+                                      const CollectiveOptions& options) {
+  require_worker("reduce_scatter");
+  options.validate();
+  if (input.size() != output.size() * static_cast<std::size_t>(workers_)) {
+    throw Error(ErrorCode::kInvalidArgument, -1,
+                "reduce_scatter input holds " + std::to_string(input.size()) +
+                    " floats, expected the output's " + std::to_string(output.size()) + " x " +
+                    std::to_string(workers_) + " workers");
+  }
+  if (input.size() > 0xFFFFFFFFull) {
+    throw Error(ErrorCode::kInvalidArgument, -1, "reduce-scatter of more than 2^32-1 floats");
+  }
+  require_error_feedback_fits(options, input.size());
+  // One algorithm, direct between the workers (servers, if any, take no part), so
+  // options.algorithm does not matter.
+  return submit([this, input, output, options]() -> std::function<CollectiveResult()> {
+    const std::uint32_t seq = next_seq_++;
+    return [this, input, output, options, seq] {
+      return collectives::reduce_scatter(*group_, seq, input, output, options);
     };
   });
 }

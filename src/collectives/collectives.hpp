@@ -22,6 +22,14 @@ CollectiveResult ring_allreduce(const Group& group, std::uint32_t seq, std::span
 CollectiveResult transpose_allreduce(const Group& group, std::uint32_t seq, std::span<float> values,
                                      const CollectiveOptions& options);
 
+// The reduce half of transpose_allreduce: `input` holds g.size shards of output.size() values;
+// every worker sends shard j straight to worker j, which reduces what arrived into `output`.
+// Entries are summed in transpose_allreduce's order, so without loss and on a float32 wire the
+// output is bit for bit that all-reduce's values at [rank * n, (rank + 1) * n). A 16-bit wire
+// rounds every shard (from its own start) on a private copy; the output is not rounded.
+CollectiveResult reduce_scatter(const Group& group, std::uint32_t seq, std::span<const float> input,
+                                std::span<float> output, const CollectiveOptions& options);
+
 // Worker side of the parameter server: shard s of the buffer is pushed to server s, which
 // reduces it and sends it back to every worker. `ps_seq` counts parameter-server collectives.
 CollectiveResult ps_allreduce(const Group& group, std::uint32_t ps_seq, std::span<float> values,

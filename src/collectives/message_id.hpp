@@ -8,7 +8,7 @@
 namespace dlcp::collectives {
 
 enum class Phase : std::uint8_t {
-  kReduce = 1,      // contributions on their way to be reduced (ring reduce-scatter, transpose)
+  kReduce = 1,      // contributions on their way to be reduced (ring, transpose, reduce-scatter)
   kGather = 2,      // reduced blocks on their way to every rank (ring all-gather, transpose)
   kDescriptor = 3,  // parameter server: what the next push looks like
   kPush = 4,

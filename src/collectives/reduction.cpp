@@ -30,6 +30,43 @@ void accumulate(std::span<float> acc, std::span<std::uint16_t> acc_counts,
   }
 }
 
+void sum_in_order(std::span<float> acc, std::span<const Contribution> contributions, Range entries,
+                  std::size_t block) {
+  if (entries.size == 0) return;
+  float* __restrict out = acc.data();
+  bool first = true;
+  for (const Contribution& contribution : contributions) {
+    assert(contribution.values.size() == acc.size());
+    const float* __restrict add = contribution.values.data();
+    for (std::size_t b = entries.begin / block; b * block < entries.end(); ++b) {
+      const std::size_t begin = std::max(entries.begin, b * block);
+      const std::size_t end = std::min(entries.end(), (b + 1) * block);
+      if (contribution.counts[b] == 0) {
+        // -0.0 is addition's exact identity (-0 + x == x, even for x = +0), so the next
+        // contribution that arrived lands as if copied.
+        if (first) std::fill(out + begin, out + end, -0.0f);
+        continue;
+      }
+      if (first) {
+        std::copy(add + begin, add + end, out + begin);
+      } else {
+        for (std::size_t i = begin; i < end; ++i) out[i] += add[i];
+      }
+    }
+    first = false;
+  }
+}
+
+void sum_counts(std::span<std::uint16_t> acc_counts, std::span<const Contribution> contributions) {
+  std::ranges::fill(acc_counts, std::uint16_t{0});
+  for (const Contribution& contribution : contributions) {
+    assert(contribution.counts.size() == acc_counts.size());
+    for (std::size_t b = 0; b < acc_counts.size(); ++b) {
+      acc_counts[b] = static_cast<std::uint16_t>(acc_counts[b] + contribution.counts[b]);
+    }
+  }
+}
+
 void clear_missing(std::span<float> values, std::span<const std::uint16_t> counts,
                    std::size_t block) {
   for (std::size_t b = 0; b < counts.size(); ++b) {

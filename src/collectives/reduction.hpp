@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 
+#include "collectives/block_layout.hpp"
 #include "dlcp/communicator.hpp"
 
 namespace dlcp::collectives {
@@ -15,6 +16,24 @@ namespace dlcp::collectives {
 void accumulate(std::span<float> acc, std::span<std::uint16_t> acc_counts,
                 std::span<const float> in, std::span<const std::uint16_t> in_counts,
                 std::size_t block);
+
+// One rank's contribution to a reduced range: its values and one count per block (0 = the block
+// never arrived; its values are whatever the buffer held).
+struct Contribution {
+  std::span<const float> values;
+  std::span<const std::uint16_t> counts;
+};
+
+// acc = the sum of the contributions that arrived, block by block, added in the order given (the
+// first one that arrived is copied, each later one added: accumulate's arithmetic, so the order
+// decides the rounding); only the entries in `entries` are written. Blocks are `block` floats
+// from the spans' start, so `entries` may begin or end inside a block. acc must not overlap the
+// contributions. An entry no contribution reached is left at -0.0.
+void sum_in_order(std::span<float> acc, std::span<const Contribution> contributions, Range entries,
+                  std::size_t block);
+
+// acc_counts = the sum of the contributions' counts, block by block.
+void sum_counts(std::span<std::uint16_t> acc_counts, std::span<const Contribution> contributions);
 
 // Zeroes the values of blocks whose count is 0: their bytes are whatever the buffer held before.
 void clear_missing(std::span<float> values, std::span<const std::uint16_t> counts,

@@ -292,10 +292,12 @@ std::uint64_t Engine::send_burst(OutgoingMessage& message, TimePoint now) {
         message.stats.packets_sent += count;
         if (round > 0) message.stats.packets_retransmitted += count;
         stats_.datagrams_sent += count;
+        if (round > 0) stats_.datagrams_retransmitted += count;
       }
     }
   }
   stats_.bytes_sent += sent_bytes;
+  if (round > 0) stats_.bytes_retransmitted += sent_bytes;
   peer.pacing->consume(sent_bytes, message.shared_band, now);
   if (!sender.has_next()) {
     dequeue(message);

@@ -42,7 +42,7 @@ report="$(cd "$work" && env -u PYTHONPATH PYTHONPATH="$site" PYTHONDONTWRITEBYTE
   "$python" -m dlcp)"
 echo "$report"
 echo "$report" | grep -qF "package: $site/dlcp" || { echo "dlcp was not loaded from $site" >&2; exit 1; }
-echo "$report" | grep -q "^torch backend: $site/dlcp/_torch" ||
-  { echo "the torch backend is missing from $site" >&2; exit 1; }
+echo "$report" | grep -q "^core module: $site/dlcp/_core" ||
+  { echo "the core module is missing from $site" >&2; exit 1; }
 (cd "$work" && env PYTHONPATH="$site" PYTHONDONTWRITEBYTECODE=1 "$python" -c \
-  "import dlcp, dlcp.torch; s = dlcp.HashStore(); print('dlcp', dlcp.__version__, 'imports')")
+  "import dlcp, dlcp.torch; s = dlcp.HashStore(); assert dlcp.torch.ProcessGroupDlcp; print('dlcp', dlcp.__version__, 'imports')")

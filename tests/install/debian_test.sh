@@ -18,7 +18,7 @@ for deb in "${debs[@]}"; do
     libdlcp[0-9]*) expect=(libc6 libsodium23 libstdc++6) ;;
     libdlcp-dev) expect=(libdlcp) ;;
     dlcp-tools) expect=(libgloo iproute2 nftables openmpi-bin) ;;
-    python3-dlcp) expect=(python3-torch libtorch) ;;
+    python3-dlcp) expect=(python3-torch python3-numpy) ;;
     *) echo "unexpected package $name" >&2; exit 1 ;;
   esac
   for package in "${expect[@]}"; do

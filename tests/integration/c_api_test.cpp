@@ -1,5 +1,5 @@
-// The C API from three ranks as threads through a TCP store: exact all-reduce, loss reporting,
-// and clear errors for bad arguments (never an exception or abort through C).
+// The C API from three ranks as threads through a TCP store: exact all-reduce and reduce-scatter,
+// loss reporting, and clear errors for bad arguments (never an exception or abort through C).
 #include "dlcp/c_api.h"
 
 #include <gtest/gtest.h>
@@ -95,6 +95,54 @@ TEST(CApi, AllreduceBroadcastAllgatherAndBarrier) {
     EXPECT_EQ(dlcp_allreduce(comm, values.data(), values.size(), &options, &work),
               DLCP_ERR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(dlcp_last_error()).find("wire dtype"), std::string::npos);
+
+    EXPECT_EQ(dlcp_barrier(comm), DLCP_OK);
+    dlcp_comm_destroy(comm);
+  });
+}
+
+TEST(CApi, ReduceScatterLeavesEachRankItsShard) {
+  constexpr int kWorld = 3;
+  constexpr std::size_t kShard = 1001;
+  TcpStoreServer server("127.0.0.1", 0);
+  const std::uint16_t port = server.port();
+  run_per_rank(kWorld, [&](int rank) {
+    dlcp_comm* comm = nullptr;
+    ASSERT_EQ(dlcp_comm_create_tcp("127.0.0.1", port, 0, rank, kWorld, DLCP_ALGO_RING, 0, &comm),
+              DLCP_OK)
+        << dlcp_last_error();
+    const auto input = exact_input(kShard * kWorld, rank);
+    std::vector<float> output(kShard);
+    dlcp_collective_options options;
+    dlcp_collective_options_init(&options);
+    options.op = DLCP_OP_AVERAGE;
+    dlcp_work* work = nullptr;
+    ASSERT_EQ(dlcp_reduce_scatter(comm, input.data(), kShard, output.data(), &options, &work),
+              DLCP_OK)
+        << dlcp_last_error();
+    dlcp_result result;
+    ASSERT_EQ(dlcp_work_wait(work, &result), DLCP_OK) << dlcp_last_error();
+    dlcp_work_free(work);
+    auto expected = exact_sum(kShard * kWorld, kWorld);
+    for (auto& v : expected) v /= kWorld;
+    EXPECT_TRUE(std::equal(output.begin(), output.end(),
+                           expected.begin() + static_cast<std::ptrdiff_t>(kShard) * rank));
+    EXPECT_EQ(result.entries, kShard);
+    EXPECT_EQ(result.contributions_expected, kShard * kWorld);
+    EXPECT_DOUBLE_EQ(result.delivered_fraction, 1.0);
+
+    // Bad input: a status and a message, nothing thrown.
+    EXPECT_EQ(dlcp_reduce_scatter(comm, nullptr, kShard, output.data(), nullptr, &work),
+              DLCP_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(dlcp_last_error()).find("input and output"), std::string::npos);
+    options.wire = DLCP_WIRE_BF16;
+    std::vector<float> residual(kShard);  // one per output value, not per input value
+    options.error_feedback = residual.data();
+    options.error_feedback_count = residual.size();
+    EXPECT_EQ(dlcp_reduce_scatter(comm, input.data(), kShard, output.data(), &options, &work),
+              DLCP_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(dlcp_last_error()).find("error_feedback"), std::string::npos)
+        << dlcp_last_error();
 
     EXPECT_EQ(dlcp_barrier(comm), DLCP_OK);
     dlcp_comm_destroy(comm);

@@ -69,6 +69,22 @@ TEST(BenchProcesses, LossyRunReportsConsistentBoundedError) {
   EXPECT_GT(summary["max_rel_error"].get<double>(), 0.0);
 }
 
+TEST(BenchProcesses, ReduceScatterChecksEachRanksShard) {
+  const auto [last_line, status] =
+      run_command(std::string(DLCP_CLI_PATH) +
+                  " bench allreduce --collective reduce_scatter --ranks 3 --mib 1 --iters 3 "
+                  "--warmup 1 --json 2>&1");
+  ASSERT_EQ(status, 0) << last_line;
+  const auto summary = nlohmann::json::parse(last_line);
+  EXPECT_EQ(summary["collective"], "reduce_scatter");
+  EXPECT_EQ(summary["algo"], "tar");
+  EXPECT_EQ(summary["bytes"], (1 << 20) / 12 * 12);  // whole shards of 3 ranks
+  EXPECT_FALSE(summary.contains("consistent"));      // one shard per rank: nothing to compare
+  EXPECT_EQ(summary["max_rel_error"].get<double>(), 0.0);
+  EXPECT_EQ(summary["delivered_fraction"].get<double>(), 1.0);
+  EXPECT_GT(summary["algbw_gbps"].get<double>(), 0.0);
+}
+
 TEST(BenchProcesses, ImpossibleOptionsFailLoudly) {
   const auto [last_line, status] = run_command(
       std::string(DLCP_CLI_PATH) + " bench allreduce --algo gloo --drop 0.1 --mib 1 2>&1");

@@ -205,9 +205,9 @@ TEST(WireAllreduce, OptionsOnlyAllreduceTakesAreRefusedElsewhere) {
     std::vector<float> gathered(200);
     const auto refused = expect_refused;
     refused([&] { comm.broadcast(values, 0, {.wire = WireDtype::kBfloat16}); },
-            "apply to allreduce only");
+            "apply to reduce_scatter and allreduce only");
     refused([&] { comm.allgather(values, gathered, {.hadamard_rotation = true}); },
-            "apply to allreduce only");
+            "apply to reduce_scatter and allreduce only");
     std::vector<float> residual(99);
     refused(
         [&] { comm.allreduce(values, {.wire = WireDtype::kFloat16, .error_feedback = residual}); },

@@ -16,7 +16,8 @@ NAMES = {R.SUM: "SUM", R.AVG: "AVG", R.PRODUCT: "PRODUCT", R.MIN: "MIN", R.MAX: 
 FLOATS = (torch.float32, torch.float64, torch.float16)
 INTEGERS = (torch.int32, torch.int64, torch.int8, torch.uint8)
 SIZES = (0, 1, 7, 1000, 100_003)
-GLOO_REFUSES = (torch.bool, torch.complex64, torch.int16)  # dtypes torch 1.13's gloo does not move
+GLOO_REFUSES = (torch.bool, torch.complex64, torch.int16, torch.bfloat16)  # dtypes torch 1.13's gloo does not move
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 
 
 def make(shape, dtype, seed, small=False):
@@ -297,14 +298,86 @@ def asynchronous(c, gloo, lossless, world, rank):
     c.run(name, body)
 
 
+def coalesced_and_torch2(c, gloo, lossless, world, rank):
+    """The coalesced forms FSDP2 and DDP use, bf16, and what torch 2.x adds (PREMUL_SUM, the
+    coalescing manager, group names)."""
+    name = "all_reduce_coalesced"
+
+    def reduce_coalesced():
+        mine = [make((n,), torch.float32, 40 + 3 * rank + k) for k, n in enumerate((5, 2000, 1))]
+        ours = [t.clone() for t in mine]
+        dist.all_reduce_coalesced(ours, group=lossless)
+        for k, tensor in enumerate(mine):
+            c.same(f"{name} {k}", ours[k], reference_reduce(gathered(tensor, gloo, world), R.SUM), False)
+    c.run(name, reduce_coalesced)
+    for op in (R.SUM, R.AVG):
+        name = f"all_reduce {NAMES[op]} bfloat16"
+
+        def bf16():
+            mine = make((3001,), torch.bfloat16, 70 + rank)
+            ours = mine.clone()
+            dist.all_reduce(ours, op=op, group=lossless)
+            want = reference_reduce([p.float() for p in gathered(mine, gloo, world)], op)
+            c.checks += 1
+            if ours.dtype != torch.bfloat16 or not torch.allclose(ours.float(), want, rtol=2e-2, atol=2e-2):
+                c.failures.append(f"{name}: differs from the reference")
+        c.run(name, bf16)
+    if not TORCH2:
+        return  # torch 1.13: none of what follows exists in this form
+    name = "PREMUL_SUM"
+
+    def premul():
+        mine = make((1500,), torch.float32, 20 + rank)
+        ours = mine.clone()
+        dist.all_reduce(ours, op=dist._make_nccl_premul_sum(0.5), group=lossless)
+        c.same(name, ours, reference_reduce(gathered(mine, gloo, world), R.SUM) * 0.5, False)
+    c.run(name, premul)
+    name = "coalescing manager"
+
+    def manager():
+        inputs = [make((n,), torch.float32, 30 + 7 * rank + n) for n in (1, 999, 4096)]
+        outputs = [torch.empty(n * world) for n in (1, 999, 4096)]
+        with dist._coalescing_manager(group=lossless, async_ops=True) as cm:
+            for output, tensor in zip(outputs, inputs):
+                dist.all_gather_into_tensor(output, tensor, group=lossless)
+        cm.wait()
+        for k, (output, tensor) in enumerate(zip(outputs, inputs)):
+            c.same(f"{name} all_gather {k}", output, torch.cat(gathered(tensor, gloo, world)), True)
+        shards = [torch.empty(n) for n in (1, 999, 4096)]
+        wholes = [make((n * world,), torch.float32, 90 + 7 * rank + n) for n in (1, 999, 4096)]
+        with dist._coalescing_manager(group=lossless, async_ops=True) as cm:
+            for shard, whole in zip(shards, wholes):
+                dist.reduce_scatter_tensor(shard, whole, op=R.AVG, group=lossless)
+        cm.wait()
+        for k, (shard, whole) in enumerate(zip(shards, wholes)):
+            n = shard.numel()
+            want = reference_reduce(gathered(whole, gloo, world), R.AVG)[rank * n:(rank + 1) * n]
+            c.same(f"{name} reduce_scatter {k}", shard, want, False)
+    c.run(name, manager)
+    name = "group name"
+
+    def group_name():
+        c.checks += 1
+        given = dist.distributed_c10d._get_process_group_name(lossless)
+        if not given or lossless.group_name != given:
+            c.failures.append(f"{name}: {lossless.group_name!r} != {given!r}")
+        c.checks += 1
+        if dist.get_backend(lossless) != "dlcp":
+            c.failures.append(f"{name}: backend {dist.get_backend(lossless)!r}")
+    c.run(name, group_name)
+
+
 def refusals(c, lossless, world, rank):
-    """Bad arguments raise at once with torch's error type, on every rank alike (no hang)."""
+    """Bad arguments raise at once with torch's error type, on every rank alike (no hang).
+    Torch 2.x checks some arguments itself first and raises ValueError (dlcp's own refusals
+    are both: InvalidArgumentError derives from RuntimeError and ValueError)."""
     cases = {
         "all_gather output count": lambda: dist.all_gather([torch.empty(3)] * (world + 1), torch.ones(3), group=lossless),
         "all_gather dtype": lambda: dist.all_gather([torch.empty(3, dtype=torch.int32)] * world, torch.ones(3), group=lossless),
         "reduce_scatter sizes": lambda: dist.reduce_scatter_tensor(torch.empty(3), torch.ones(3 * world + 1), group=lossless),
         "bitwise on floats": lambda: dist.all_reduce(torch.ones(3), op=R.BAND, group=lossless),
         "average of integers": lambda: dist.all_reduce(torch.ones(3, dtype=torch.int32), op=R.AVG, group=lossless),
+        "a tensor on another device": lambda: dist.all_reduce(torch.ones(3, device="meta"), group=lossless),
         "uneven splits that do not add up": lambda: dist.all_to_all_single(torch.empty(world), torch.ones(world), [1] * world, [2] * world, group=lossless),
     }
     for name, call in cases.items():
@@ -312,7 +385,7 @@ def refusals(c, lossless, world, rank):
         try:
             call()
             c.failures.append(f"refusal {name}: accepted")
-        except RuntimeError:
+        except (RuntimeError, ValueError):
             pass
         except Exception as error:
             c.failures.append(f"refusal {name}: raised {type(error).__name__}, not RuntimeError")
@@ -330,6 +403,7 @@ def main():
     sharded(c, gloo, lossless, world, rank)
     point_to_point(c, lossless, world, rank)
     asynchronous(c, gloo, lossless, world, rank)
+    coalesced_and_torch2(c, gloo, lossless, world, rank)
     refusals(c, lossless, world, rank)
     dist.barrier(group=gloo)
     with open(os.path.join(output, f"report{rank}.json"), "w") as report:

@@ -1,6 +1,6 @@
-"""One rank of test_hook_abi.py: the DDP communication hook with the libtorch extension
-dlcp._torch made unimportable, as where it is not built or was built for another torch. Trains
-over gloo, then with the hook (budget 0 and lossy), and saves the parameters and reports.
+"""One rank of test_hook_abi.py: the dlcp backend and the DDP communication hook with any
+dlcp._torch made unimportable (earlier releases' libtorch extension). Sums over the backend,
+trains over gloo, then with the hook (budget 0 and lossy), and saves the parameters and reports.
 
     hook_worker.py <output directory>
 """
@@ -24,9 +24,11 @@ def main():
     rank = int(os.environ["RANK"])
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
-    report = {"backend_available": dlcp.torch.BACKEND_AVAILABLE}
+    report = {}
     try:
-        dist.new_group(backend="dlcp")
+        values = torch.full((4,), float(rank + 1))
+        dist.all_reduce(values, group=dist.new_group(backend="dlcp"))
+        report["backend_sum"] = values[0].item()
         report["backend_error"] = ""
     except Exception as error:  # noqa: BLE001 - the message is what the test checks
         report["backend_error"] = str(error)

@@ -104,8 +104,10 @@ class PeerFailureTest(unittest.TestCase):
         groups = [None, None]
 
         def create(rank):
-            options = dlcp.torch.Options(deadline_ms=3000).build(2, datetime.timedelta(seconds=10))
-            groups[rank] = dlcp.torch.ProcessGroupDlcp(store, rank, 2, options)
+            options = dlcp.torch.Options(deadline_ms=3000)
+            groups[rank] = dlcp.torch.ProcessGroupDlcp(
+                store, rank, 2, options, timeout=datetime.timedelta(seconds=10)
+            )
 
         threads = [threading.Thread(target=create, args=(rank,)) for rank in range(2)]
         for thread in threads:
@@ -113,10 +115,10 @@ class PeerFailureTest(unittest.TestCase):
         for thread in threads:
             thread.join(30)
         groups[1].shutdown()
-        with self.assertRaises(dlcp.DlcpError) as caught:
-            work = groups[0].allreduce([torch.ones(1000)])
-            work.wait()
-        self.assertIn("1", str(caught.exception))
+        # Through torch.distributed's functions, as a training script calls it.
+        with self.assertRaises(dlcp.PeerLostError) as caught:
+            dist.all_reduce(torch.ones(1000), group=groups[0])
+        self.assertIn("rank 1", str(caught.exception))
         with self.assertRaisesRegex(dlcp.AbortedError, "shut down"):
             groups[1].allreduce([torch.ones(10)])
         groups[0].shutdown()

@@ -1,8 +1,11 @@
-"""The DDP communication hook needs no libtorch ABI: it runs on dlcp._core and torch's Python API,
-with the libtorch extension dlcp._torch unimportable, and none of its modules imports it."""
+"""dlcp's PyTorch integration needs no libtorch ABI: the backend and the DDP communication hook
+run on dlcp._core and torch's Python API, with any dlcp._torch made unimportable (earlier releases
+had a libtorch extension of that name), no module imports one, and _core links no libtorch."""
 
 import ast
+import glob
 import os
+import subprocess
 import tempfile
 import unittest
 
@@ -83,15 +86,30 @@ class HookAbiTest(unittest.TestCase):
             with open(path) as file, self.subTest(module=path):
                 self.assertFalse(imports_extension(file.read()), f"{path} imports dlcp._torch")
 
+    def test_no_package_module_imports_the_extension(self):
+        modules = glob.glob(os.path.join(PACKAGE, "**", "*.py"), recursive=True)
+        self.assertIn("process_group.py", [os.path.basename(path) for path in modules])
+        for path in modules:
+            with open(path) as file, self.subTest(module=path):
+                self.assertFalse(imports_extension(file.read()), f"{path} imports dlcp._torch")
+
+    def test_core_links_no_libtorch(self):
+        import dlcp._core
+
+        needed = subprocess.run(["readelf", "-d", dlcp._core.__file__], capture_output=True,
+                                text=True, check=True).stdout
+        self.assertIn("NEEDED", needed)
+        self.assertNotIn("torch", needed)
+
     def test_hook_trains_without_the_extension(self):
         with tempfile.TemporaryDirectory() as output:
             ranks = launch(2, None, output, worker="hook_worker.py")
         resynced = [parameters["resynced"] for parameters, _ in ranks]
         for rank, (parameters, report) in enumerate(ranks):
-            with self.subTest(rank=rank, check="the extension stayed out"):
-                self.assertFalse(report["backend_available"])
+            with self.subTest(rank=rank, check="the backend works with no extension"):
                 self.assertFalse(report["extension_loaded"])
-                self.assertIn("libtorch extension", report["backend_error"])
+                self.assertEqual(report["backend_error"], "")
+                self.assertEqual(report["backend_sum"], 3.0)
             with self.subTest(rank=rank, check="budget 0 matches gloo"):
                 torch.testing.assert_close(parameters["hook"], parameters["gloo"],
                                            rtol=1e-5, atol=1e-6)

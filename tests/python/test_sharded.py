@@ -2,34 +2,18 @@
 backend whose gradients' reduce-scatter carries the loss budget and whose parameter all-gather is
 loss-free, beside the same job over gloo."""
 
-import json
 import os
-import subprocess
-import sys
-import tempfile
 import unittest
 
-import dlcp.torch
-from test_teardown import DATA, TORCHRUN, TRAIN, free_port
+from test_teardown import DATA, TORCHRUN, train_record
 
 
-@unittest.skipUnless(dlcp.torch.BACKEND_AVAILABLE and os.path.isdir(DATA)
+@unittest.skipUnless(os.path.isdir(DATA)
                      and os.path.exists(TORCHRUN),
-                     "needs the dlcp backend, dataset-fashion-mnist and torchrun")
+                     "needs dataset-fashion-mnist and torchrun")
 class ShardedTest(unittest.TestCase):
     def run_job(self, mode, *extra):
-        with tempfile.TemporaryDirectory() as output:
-            record_path = os.path.join(output, "record.json")
-            command = [
-                sys.executable, TORCHRUN, "--nnodes", "1", "--nproc_per_node", "3",
-                "--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{free_port()}",
-                "--redirects", "1", "--tee", "1", TRAIN, "--mode", mode, "--epochs", "2",
-                "--limit-train", "3000", "--seed", "3", "--output", record_path, *extra,
-            ]
-            done = subprocess.run(command, capture_output=True, text=True, timeout=150)
-            self.assertEqual(done.returncode, 0, done.stdout[-3000:] + done.stderr[-3000:])
-            with open(record_path) as file:
-                return json.load(file)
+        return train_record(self, 3, mode, *extra)
 
     def test_budget_applies_to_gradients_only_and_training_learns(self):
         gloo = self.run_job("gloo-sharded")

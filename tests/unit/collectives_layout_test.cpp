@@ -1,6 +1,7 @@
 // Block-aligned layout of collectives and the arithmetic of unbiased aggregation, on fixed inputs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "collectives/block_layout.hpp"
@@ -65,6 +66,34 @@ TEST(Reduction, AccumulateSkipsBlocksThatNeverArrived) {
   accumulate(acc, acc_counts, in, in_counts, 2);
   EXPECT_EQ(acc, (std::vector<float>{3, 3, 1, 1, 4}));
   EXPECT_EQ(acc_counts, (std::vector<std::uint16_t>{3, 1, 2}));
+}
+
+TEST(Reduction, SumInOrderAddsWhatArrivedInTheGivenOrderWithinTheEntries) {
+  const std::vector<float> a = {1e8f, 1e8f, 1e8f, 5, 5};
+  const std::vector<float> b = {1, 1, 1, 9, 6};
+  const std::vector<float> c = {-1e8f, -1e8f, -1e8f, 9, 7};
+  const std::vector<std::uint16_t> all = {1, 1, 1};
+  const std::vector<std::uint16_t> last_lost = {1, 0, 0};  // blocks of 2: entries 2..4 lost
+  std::vector<float> acc(5, 42.0f);
+  // Entries 1..3 only, from inside block 0 to inside block 1.
+  const std::vector<Contribution> abc = {{a, all}, {b, all}, {c, last_lost}};
+  sum_in_order(acc, abc, Range{1, 3}, 2);
+  // 1e8 + 1 rounds the 1 away, so (1e8 + 1) + -1e8 is 0; entries 2 and 3 miss c's lost block.
+  EXPECT_EQ(acc, (std::vector<float>{42, 0, 1e8f, 14, 42}));
+  const std::vector<Contribution> cab = {{c, all}, {a, all}, {b, all}};
+  sum_in_order(acc, cab, Range{0, 1}, 2);
+  EXPECT_EQ(acc[0], 1.0f);  // (-1e8 + 1e8) + 1: the order decides
+  // A first contribution that did not arrive leaves the next one's values exactly (-0 + x = x).
+  const std::vector<float> zeros = {-0.0f, 0.0f, 0, 0, 0};
+  const std::vector<Contribution> lost_first = {{b, std::vector<std::uint16_t>{0, 1, 1}},
+                                                {zeros, all}};
+  std::vector<float> out(5, 42.0f);
+  sum_in_order(out, lost_first, Range{0, 2}, 2);
+  EXPECT_TRUE(std::signbit(out[0]));
+  EXPECT_FALSE(std::signbit(out[1]));
+  std::vector<std::uint16_t> counts(3);
+  sum_counts(counts, abc);
+  EXPECT_EQ(counts, (std::vector<std::uint16_t>{3, 2, 2}));
 }
 
 TEST(Reduction, UnbiasedAverageDividesByWhatArrived) {

@@ -88,6 +88,28 @@ TEST(ValueTransform, ANonFiniteInputDoesNotPoisonTheResidual) {
   for (const float r : residual) EXPECT_TRUE(std::isfinite(r)) << r;
 }
 
+// Reduce-scatter: a copy, each shard rounded from its own start (fp16's scale is per packet) with
+// its own slice of the residual; the input is left alone.
+TEST(ValueTransform, ReduceScatterRoundsACopyShardByShard) {
+  constexpr std::size_t kShard = 100;  // not a multiple of the block
+  const auto input = gradient(3 * kShard, 5);
+  std::vector<float> copy(input.size());
+  std::vector<float> residual(input.size(), 0.0f);
+  prepare_reduce_scatter_input(input, copy, kShard,
+                               {.wire = WireDtype::kFloat16, .error_feedback = residual}, kBlock);
+  EXPECT_EQ(input, gradient(3 * kShard, 5));
+  for (std::size_t shard = 0; shard < 3; ++shard) {
+    std::vector<float> expected(input.begin() + static_cast<std::ptrdiff_t>(shard * kShard),
+                                input.begin() + static_cast<std::ptrdiff_t>((shard + 1) * kShard));
+    wire::round_to_wire(expected, WireDtype::kFloat16, kBlock);
+    for (std::size_t i = 0; i < kShard; ++i) {
+      const std::size_t at = shard * kShard + i;
+      ASSERT_EQ(copy[at], expected[i]) << at;
+      ASSERT_EQ(residual[at], input[at] - expected[i]) << at;
+    }
+  }
+}
+
 TEST(ValueTransform, RotationRoundTrips) {
   auto values = gradient(40'000, 4);
   const auto before = values;

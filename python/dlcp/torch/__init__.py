@@ -1,4 +1,4 @@
-"""PyTorch integration of dlcp (docs/pytorch.md).
+"""PyTorch integration of dlcp (docs/pytorch.md), for torch 1.13 to 2.x.
 
 ``import dlcp.torch`` registers the ``dlcp`` torch.distributed backend::
 
@@ -11,21 +11,19 @@ and provides a DDP communication hook that works over any process group::
     state = dlcp.torch.HookState(net, loss_budget=0.05)
     ddp.register_comm_hook(state, dlcp.torch.comm_hook)
 
-The backend is the libtorch extension dlcp._torch; the hook needs only dlcp._core and torch's
-Python API, so it works where the extension is not built or was built for another torch
-(``BACKEND_AVAILABLE`` says which).
+Both use dlcp._core and torch's Python API only (no libtorch ABI), so the same installed dlcp
+serves whichever torch the interpreter has.
 """
 
-import torch.distributed  # noqa: F401  (loads libtorch and its c10d types before _torch)
-
 from . import metrics
-from .backend import BACKEND_NAME, create_process_group, register, statistics
+from .backend import create_process_group, register, statistics
 from .hook import HookState, comm_hook
-from .options import Options, _backend_extension
+from .options import Options
+from .process_group import BACKEND_NAME, ProcessGroupDlcp
 
-BACKEND_AVAILABLE = _backend_extension() is not None
-if BACKEND_AVAILABLE:
-    ProcessGroupDlcp = _backend_extension().ProcessGroupDlcp
+# Kept for scripts written against earlier releases, where the backend was an optional
+# libtorch extension: it is always available now.
+BACKEND_AVAILABLE = True
 
 register()
 
@@ -34,8 +32,9 @@ __all__ = [
     "BACKEND_NAME",
     "HookState",
     "Options",
+    "ProcessGroupDlcp",
     "comm_hook",
     "create_process_group",
     "metrics",
     "statistics",
-] + (["ProcessGroupDlcp"] if BACKEND_AVAILABLE else [])
+]

@@ -1,23 +1,15 @@
 """The `dlcp` torch.distributed backend: registration and bookkeeping.
 
-The backend itself is the libtorch extension dlcp._torch (a c10d::ProcessGroup built against the
-torch it was compiled with). Where it is missing or does not load, "dlcp" is still registered,
-and creating a group says why it cannot; the communication hook does not need it."""
+The backend is ProcessGroupDlcp (process_group.py), a Python process group over dlcp._core that
+uses torch's Python API only, so one installed dlcp serves every torch from 1.13 to 2.x."""
 
-import atexit
-import weakref
+import inspect
 
 import torch.distributed as dist
 
 from .metrics import summarize_totals
-from .options import Options, _backend_extension
-
-BACKEND_NAME = "dlcp"
-
-# Every live dlcp process group, so that interpreter exit can leave the job cleanly (peers then
-# see a goodbye, not a lost connection) while Python can still run the futures' callbacks.
-_live_groups = weakref.WeakSet()
-
+from .options import Options
+from .process_group import BACKEND_NAME, ProcessGroupDlcp
 
 def create_process_group(backend_options, pg_options):
     """The creator torch.distributed calls for init_process_group("dlcp") and new_group."""
@@ -26,18 +18,24 @@ def create_process_group(backend_options, pg_options):
         raise TypeError(
             f"dlcp: pg_options must be dlcp.torch.Options, got {type(options).__name__}"
         )
-    built = options.build(backend_options.group_size, timeout=backend_options.timeout)
-    group = _backend_extension().ProcessGroupDlcp(
-        backend_options.store, backend_options.group_rank, backend_options.group_size, built
+    return ProcessGroupDlcp(
+        backend_options.store,
+        backend_options.group_rank,
+        backend_options.group_size,
+        options,
+        timeout=backend_options.timeout,
     )
-    _live_groups.add(group)
-    return group
 
 
 def register():
-    """Registers the backend once per process (importing dlcp.torch does it)."""
-    if BACKEND_NAME.upper() not in dist.Backend._plugins:
-        dist.Backend.register_backend(BACKEND_NAME, create_process_group, extended_api=True)
+    """Registers the backend once per process (importing dlcp.torch does it): for CPU tensors
+    only where torch asks (>= 2.1), so that a CUDA tensor is refused by name."""
+    if BACKEND_NAME.upper() in dist.Backend._plugins:
+        return
+    keywords = {"extended_api": True}
+    if "devices" in inspect.signature(dist.Backend.register_backend).parameters:
+        keywords["devices"] = ["cpu"]
+    dist.Backend.register_backend(BACKEND_NAME, create_process_group, **keywords)
 
 
 def statistics(group=None):
@@ -45,19 +43,10 @@ def statistics(group=None):
     the delivered fraction of gradient contributions, and the transport's counters."""
     if group is None:
         group = dist.distributed_c10d._get_default_group()
-    extension = _backend_extension()
-    if extension is None or not isinstance(group, extension.ProcessGroupDlcp):
+    if not isinstance(group, ProcessGroupDlcp):
         raise TypeError(
             f"dlcp: statistics() needs a dlcp process group, got {type(group).__name__}"
         )
     result = summarize_totals(group.totals())
     result["transport"] = group.counters()
     return result
-
-
-def _shutdown_all():
-    for group in list(_live_groups):
-        group.shutdown()
-
-
-atexit.register(_shutdown_all)

@@ -11,8 +11,8 @@ its own dlcp communicator over the ranks of DDP's process group, meeting through
 store, so it needs nothing from the group's backend.
 
 It uses dlcp._core and torch's public Python API only (torch.futures.Future, the bucket's
-tensor through numpy), never the libtorch extension dlcp._torch, so the same installed dlcp
-serves any torch whose Python API this uses; tests/python/test_hook_abi.py checks both.
+tensor through numpy), so the same installed dlcp serves any torch whose Python API this uses;
+tests/python/test_hook_abi.py checks it.
 """
 
 import atexit
@@ -28,6 +28,7 @@ import torch.distributed as dist
 from .. import _core
 from ..errors import InvalidArgumentError
 from ..options import wire_dtype
+from .jobs import CollectiveTotals
 from .layers import bucket_slices, layer_budgets, layer_positions
 from .metrics import per_item, share, summarize_totals
 from .options import Options
@@ -38,29 +39,6 @@ _instances = itertools.count()
 # Every live hook state, so that interpreter exit leaves the job cleanly (peers then see a
 # goodbye, not a lost connection) while Python can still run the completion callbacks.
 _live_states = weakref.WeakSet()
-
-
-class CollectiveTotals:
-    """Sums over the hook's collectives (the fields metrics.summarize_totals reads)."""
-
-    def __init__(self):
-        self.collectives = 0
-        self.lossy_collectives = 0
-        self.entries = 0
-        self.contributions_expected = 0
-        self.contributions_received = 0
-        self.broadcast_entries_missing = 0
-        self.seconds = 0.0
-
-    def add(self, results, lossy):
-        self.collectives += len(results)
-        self.lossy_collectives += lossy
-        for result in results:
-            self.entries += result.entries
-            self.contributions_expected += result.contributions_expected
-            self.contributions_received += result.contributions_received
-            self.broadcast_entries_missing += result.broadcast_entries_missing
-            self.seconds += result.seconds
 
 
 def _store_of(group):

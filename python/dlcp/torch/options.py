@@ -5,7 +5,6 @@ from datetime import timedelta
 from ..errors import InvalidArgumentError
 from ..options import (
     COMMUNICATOR_FIELDS,
-    apply,
     collective_options,
     communicator_options,
     validated,
@@ -21,6 +20,18 @@ BACKEND_FIELDS = {
         "wire", "hadamard_rotation",
     )
 }
+
+
+class BackendSettings:
+    """What a dlcp process group runs with: the communicator's options, the CollectiveOptions
+    of its gradient-sized reductions (float SUM/AVG all-reduces and reduce-scatters of at least
+    `lossy_min_entries` entries: loss budget, wire dtype, rotation, priority class), and that
+    threshold. Every other collective is exact and float32."""
+
+    def __init__(self, communicator, gradient, lossy_min_entries):
+        self.communicator = communicator
+        self.gradient = gradient
+        self.lossy_min_entries = lossy_min_entries
 
 
 class Options:
@@ -52,13 +63,8 @@ class Options:
             )
         self._backend = {k: v for k, v in kwargs.items() if k in BACKEND_FIELDS}
         self._communicator = {k: v for k, v in kwargs.items() if k in COMMUNICATOR_FIELDS}
-        # Fail here, where the options are written, rather than inside init_process_group. The
-        # backend's own fields need the libtorch extension to check; the hook does without it.
-        if _backend_extension() is None:
-            self.communicator_options(resolve_hosts=False)
-            self.collective_defaults()
-        else:
-            self.build(world_size=1, resolve_hosts=False)
+        # Fail here, where the options are written, rather than inside init_process_group.
+        self.backend_settings(world_size=1, resolve_hosts=False)
 
     @property
     def loss_budget(self):
@@ -90,38 +96,38 @@ class Options:
         fields = {k: v for k, v in self._backend.items() if k in ("aggregation", "deadline_ms")}
         return collective_options(**fields)
 
-    def build(self, world_size, timeout=None, resolve_hosts=True):
-        """The backend's C++ BackendOptions (needs the libtorch extension, dlcp._torch)."""
-        extension = _backend_extension()
-        if extension is None:
+    def backend_settings(self, world_size, timeout=None, resolve_hosts=True):
+        """The backend's validated settings (BackendSettings) for a group of `world_size`."""
+        fields = dict(self._backend)
+        loss_budget = float(fields.pop("loss_budget", 0.0))
+        lossy_min_entries = fields.pop("lossy_min_entries", 1024)
+        layer = fields.get("layer", 0)
+        num_layers = fields.get("num_layers", 1)
+        if not 0.0 <= loss_budget <= 1.0:
             raise InvalidArgumentError(
-                "dlcp.torch: the dlcp backend needs the libtorch extension (dlcp._torch), which "
-                "this installation lacks; the communication hook works without it"
+                f"dlcp.torch.Options: loss_budget must be within [0, 1], got {loss_budget}"
             )
-        options = extension.BackendOptions()
-        options.communicator = self.communicator_options(timeout, resolve_hosts)
-        apply(options, BACKEND_FIELDS, self._backend, "dlcp.torch")
-        validated(lambda: options.validate(world_size), "dlcp.torch.Options")
-        return options
+        if not isinstance(lossy_min_entries, int) or lossy_min_entries < 0:
+            raise InvalidArgumentError(
+                "dlcp.torch.Options: lossy_min_entries must be an integer >= 0, got "
+                f"{lossy_min_entries!r}"
+            )
+        if isinstance(num_layers, int) and isinstance(layer, int) and num_layers >= 1:
+            if not 0 <= layer < num_layers:
+                raise InvalidArgumentError(
+                    f"dlcp.torch.Options: layer must be within [0, num_layers - 1 = "
+                    f"{num_layers - 1}], got {layer}"
+                )
+        communicator = self.communicator_options(timeout, resolve_hosts)
+        validated(lambda: communicator.validate(world_size), "dlcp.torch.Options")
+        # layer, num_layers, aggregation, deadline_ms, wire and hadamard_rotation are
+        # CollectiveOptions fields: their checks are the C++ ones.
+        gradient = collective_options(**fields)
+        gradient.loss_budget = loss_budget
+        validated(gradient.validate, "dlcp.torch.Options")
+        return BackendSettings(communicator, gradient, lossy_min_entries)
 
     def __repr__(self):
         settings = {**self._backend, **self._communicator}
         settings = ", ".join(f"{k}={v!r}" for k, v in settings.items())
         return f"dlcp.torch.Options({settings})"
-
-
-def _backend_extension():
-    """dlcp._torch (the backend, built against libtorch), or None where it is not built, was
-    built for another torch (it is then not even loaded: its ABI would not match), or does not
-    load."""
-    import torch
-
-    from .._version import torch_extension_built_for
-
-    if torch_extension_built_for is None or torch.__version__ != torch_extension_built_for:
-        return None
-    try:
-        from .. import _torch
-    except ImportError:
-        return None
-    return _torch
