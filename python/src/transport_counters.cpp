@@ -10,6 +10,8 @@ py::dict counters_dict(const TransportCounters& counters) {
   result["datagrams_received"] = counters.datagrams_received;
   result["bytes_sent"] = counters.bytes_sent;
   result["bytes_received"] = counters.bytes_received;
+  result["datagrams_retransmitted"] = counters.datagrams_retransmitted;
+  result["bytes_retransmitted"] = counters.bytes_retransmitted;
   result["injected_drops"] = counters.injected_drops;
   result["injected_marks"] = counters.injected_marks;
   result["rejected"] = counters.rejected;

@@ -244,11 +244,11 @@ TEST(WireReduceScatter, RotationIsNearlyExact) {
 }
 
 // What this rank put on the wire during one collective in its first pass over each transfer:
-// data packets' headers and payloads, less what recovery rounds resent (the kernel may drop
-// packets on a loaded loopback, and a reliable transfer then resends them).
+// data packets' headers and payloads, less what recovery rounds resent.
 struct FirstPass {
   std::uint64_t bytes = 0;
   std::uint64_t datagrams = 0;
+  std::uint64_t retransmitted = 0;  // datagrams
 };
 
 FirstPass first_pass_during(Communicator& comm, const std::function<void()>& collective) {
@@ -258,33 +258,59 @@ FirstPass first_pass_during(Communicator& comm, const std::function<void()>& col
   return {(after.bytes_sent - after.bytes_retransmitted) -
               (before.bytes_sent - before.bytes_retransmitted),
           (after.datagrams_sent - after.datagrams_retransmitted) -
-              (before.datagrams_sent - before.datagrams_retransmitted)};
+              (before.datagrams_sent - before.datagrams_retransmitted),
+          after.datagrams_retransmitted - before.datagrams_retransmitted};
 }
 
+// Reliable (budget 0) with and without injected loss: exact, and one packet per block of every
+// other shard, nothing else, in the first pass; with loss, recovery resends what was lost.
 TEST(ReduceScatter, EachRankSendsOnlyTheOtherRanksShards) {
   constexpr std::size_t kShard = 100'003;
-  for (const int workers : {3, 4}) {
-    for (const WireDtype dtype : {WireDtype::kFloat32, WireDtype::kBfloat16, WireDtype::kFloat16}) {
-      run_communicators(workers, communicator_options(Algorithm::kRing), [&](Communicator& comm) {
-        const auto input = random_input(kShard * static_cast<std::size_t>(workers), comm.rank());
-        std::vector<float> output(kShard);
-        comm.barrier();
-        const FirstPass sent = first_pass_during(
-            comm, [&] { comm.reduce_scatter(input, output, {.wire = dtype}).wait(); });
-        const auto other_shards = static_cast<std::uint64_t>(workers - 1);
-        const std::uint64_t packets =
-            other_shards * collectives::blocks_in(kShard, wire::packet_values(dtype, kTestStride));
-        const std::uint64_t payload = sent.bytes - sent.datagrams * wire::kDataHeaderBytes;
-        const std::uint64_t value_bytes =
-            other_shards * kShard * (dtype == WireDtype::kFloat32 ? sizeof(float) : 2);
-        // One packet per block of every other shard, and nothing else: each value once (fp16
-        // adds its scale per packet), with headers at most 5% more.
-        EXPECT_EQ(sent.datagrams, packets) << to_string(dtype);
-        const std::uint64_t scales = dtype == WireDtype::kFloat16 ? 2 * packets : 0;
-        EXPECT_EQ(payload, value_bytes + scales) << to_string(dtype);
-        EXPECT_LE(static_cast<double>(sent.bytes), 1.05 * static_cast<double>(value_bytes))
-            << to_string(dtype) << " " << workers << " workers";
-      });
+  for (const double drop : {0.0, 0.05}) {
+    for (const int workers : {3, 4}) {
+      const std::size_t total = kShard * static_cast<std::size_t>(workers);
+      const auto inputs = inputs_of(workers, total, 0);
+      for (const WireDtype dtype :
+           {WireDtype::kFloat32, WireDtype::kBfloat16, WireDtype::kFloat16}) {
+        const std::size_t block = wire::packet_values(dtype, kTestStride);
+        const auto rounded =
+            dtype == WireDtype::kFloat32 ? inputs : rounded_inputs(inputs, kShard, dtype, block);
+        run_communicators(
+            workers, communicator_options(Algorithm::kRing),
+            [&](Communicator& comm) {
+              std::vector<float> output(kShard);
+              comm.barrier();
+              const FirstPass sent = first_pass_during(comm, [&] {
+                comm.reduce_scatter(inputs[static_cast<std::size_t>(comm.rank())], output,
+                                    {.wire = dtype})
+                    .wait();
+              });
+              const std::string what = std::string(to_string(dtype)) + ", " +
+                                       std::to_string(workers) + " workers, drop " +
+                                       std::to_string(drop);
+              EXPECT_TRUE(bit_equal(
+                  output, expected_shard(rounded, comm.rank(), kShard, ReduceOp::kSum, block)))
+                  << what;
+              const auto other_shards = static_cast<std::uint64_t>(workers - 1);
+              const std::uint64_t packets = other_shards * collectives::blocks_in(kShard, block);
+              const std::uint64_t payload = sent.bytes - sent.datagrams * wire::kDataHeaderBytes;
+              const std::uint64_t value_bytes =
+                  other_shards * kShard * (dtype == WireDtype::kFloat32 ? sizeof(float) : 2);
+              // Each value once (fp16 adds its scale per packet), with headers at most 5% more.
+              EXPECT_EQ(sent.datagrams, packets) << what;
+              const std::uint64_t scales = dtype == WireDtype::kFloat16 ? 2 * packets : 0;
+              EXPECT_EQ(payload, value_bytes + scales) << what;
+              EXPECT_LE(static_cast<double>(sent.bytes), 1.05 * static_cast<double>(value_bytes))
+                  << what;
+              if (drop > 0) {
+                EXPECT_GT(sent.retransmitted, 0u) << what;
+              }
+            },
+            [&](TransportOptions& transport, int rank) {
+              transport.inject.drop_rate = drop;
+              transport.inject.seed = 300 + static_cast<std::uint64_t>(rank);
+            });
+      }
     }
   }
 }
