@@ -10,6 +10,7 @@ bit-equal on both ranks (all-gathered over gloo). --package-dir: dlcp must be lo
 """
 
 import argparse
+import gc
 import os
 import sys
 
@@ -84,9 +85,13 @@ def main():
         fail(rank, f"parameters differ between the ranks after {STEPS} steps (max {difference})")
 
     dist.barrier(group=check_group)
+    # The model goes before its group (docs/pytorch.md, Teardown).
+    summary = f"loss {loss.item():.4f}"
+    del ddp, optimizer, loss
+    gc.collect()
     dist.destroy_process_group()
     variant = args.backend + (" + dlcp hook" if args.hook else "")
-    print(f"wheel_ddp rank {rank}: {variant}: {STEPS} steps, loss {loss.item():.4f}, "
+    print(f"wheel_ddp rank {rank}: {variant}: {STEPS} steps, {summary}, "
           f"parameters equal on {world} ranks; dlcp {dlcp.__version__} from {loaded_from}",
           flush=True)
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -77,6 +78,27 @@ inline void expect_refused(const std::function<void()>& call, const std::string&
 
 inline bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Whether a lossy collective's result is biased, told apart from noise: the mean of per-block
+// errors (one sample per block, the unit of loss) and its standard error.
+struct BiasEstimate {
+  double mean = 0;
+  double standard_error = 0;
+  std::size_t samples = 0;
+};
+
+inline BiasEstimate estimate_bias(const std::vector<double>& block_errors) {
+  BiasEstimate estimate;
+  estimate.samples = block_errors.size();
+  if (block_errors.size() < 2) return estimate;
+  for (const double e : block_errors) estimate.mean += e;
+  estimate.mean /= static_cast<double>(block_errors.size());
+  double variance = 0;
+  for (const double e : block_errors) variance += (e - estimate.mean) * (e - estimate.mean);
+  variance /= static_cast<double>(block_errors.size() - 1);
+  estimate.standard_error = std::sqrt(variance / static_cast<double>(block_errors.size()));
+  return estimate;
 }
 
 }  // namespace dlcp::test

@@ -174,12 +174,6 @@ TEST(LossyAllreduce, ReliableUnderHeavyLossIsExact) {
 // Mean error of the average against the exact average, over many trials of i.i.d. inputs with a
 // non-zero mean (as gradients of data-parallel workers are), with one sample per block (the unit
 // of loss). Loss is independent of the values: every packet is drop-eligible.
-struct BiasEstimate {
-  double mean = 0;
-  double standard_error = 0;
-  std::size_t samples = 0;
-};
-
 BiasEstimate bias_of(Algorithm algorithm, Aggregation aggregation) {
   constexpr int kWorkers = 4;
   constexpr int kTrials = 12;
@@ -215,15 +209,7 @@ BiasEstimate bias_of(Algorithm algorithm, Aggregation aggregation) {
       block_errors.push_back(sum / static_cast<double>(n));
     }
   }
-  BiasEstimate estimate;
-  estimate.samples = block_errors.size();
-  for (const double e : block_errors) estimate.mean += e;
-  estimate.mean /= static_cast<double>(block_errors.size());
-  double variance = 0;
-  for (const double e : block_errors) variance += (e - estimate.mean) * (e - estimate.mean);
-  variance /= static_cast<double>(block_errors.size() - 1);
-  estimate.standard_error = std::sqrt(variance / static_cast<double>(block_errors.size()));
-  return estimate;
+  return estimate_bias(block_errors);
 }
 
 TEST(UnbiasedAggregation, MeanErrorIsIndistinguishableFromZero) {

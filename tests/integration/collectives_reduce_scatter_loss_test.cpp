@@ -55,16 +55,13 @@ std::vector<float> noisy_input(int rank, int iteration) {
   return values;
 }
 
-struct BiasEstimate {
-  double mean = 0;
-  double standard_error = 0;
-  std::size_t samples = 0;
+struct ShardBias : BiasEstimate {
   double lowest_delivered = 1;
 };
 
 // Mean error of every rank's averaged shard against the exact average, one sample per block
 // (the unit of loss). Every packet is drop-eligible, so loss is independent of the values.
-BiasEstimate bias_of(Aggregation aggregation) {
+ShardBias bias_of(Aggregation aggregation) {
   constexpr int kTrials = 8;
   constexpr std::size_t kShard = kBiasShard;
   constexpr std::size_t kTotal = kBiasTotal;
@@ -78,7 +75,7 @@ BiasEstimate bias_of(Aggregation aggregation) {
                                 transport.inject.seed = 1000 + static_cast<std::uint64_t>(rank);
                                 transport.policy.protected_share = 0.0;
                               });
-  BiasEstimate estimate;
+  double lowest_delivered = 1;
   std::vector<double> block_errors;
   for (int it = 0; it < kTrials; ++it) {
     std::vector<double> exact(kTotal, 0.0);
@@ -94,7 +91,7 @@ BiasEstimate bias_of(Aggregation aggregation) {
       EXPECT_DOUBLE_EQ(result.delivered_fraction,
                        static_cast<double>(result.contributions_received) /
                            static_cast<double>(result.contributions_expected));
-      estimate.lowest_delivered = std::min(estimate.lowest_delivered, result.delivered_fraction);
+      lowest_delivered = std::min(lowest_delivered, result.delivered_fraction);
       const std::size_t first = static_cast<std::size_t>(r) * kShard;
       for (std::size_t b = 0; b * kTestStride < kShard; ++b) {
         double sum = 0;
@@ -107,18 +104,11 @@ BiasEstimate bias_of(Aggregation aggregation) {
       }
     }
   }
-  estimate.samples = block_errors.size();
-  for (const double e : block_errors) estimate.mean += e;
-  estimate.mean /= static_cast<double>(block_errors.size());
-  double variance = 0;
-  for (const double e : block_errors) variance += (e - estimate.mean) * (e - estimate.mean);
-  variance /= static_cast<double>(block_errors.size() - 1);
-  estimate.standard_error = std::sqrt(variance / static_cast<double>(block_errors.size()));
-  return estimate;
+  return {estimate_bias(block_errors), lowest_delivered};
 }
 
 TEST(LossyReduceScatter, UnbiasedMeanErrorAndDeliveredFractionBelowOne) {
-  const BiasEstimate unbiased = bias_of(Aggregation::kUnbiased);
+  const ShardBias unbiased = bias_of(Aggregation::kUnbiased);
   ASSERT_GT(unbiased.standard_error, 0.0) << "no loss happened: the test would prove nothing";
   EXPECT_LT(unbiased.lowest_delivered, 1.0);
   // Own contributions never travel: at most the budget of the other three goes missing.
@@ -126,7 +116,7 @@ TEST(LossyReduceScatter, UnbiasedMeanErrorAndDeliveredFractionBelowOne) {
   EXPECT_LT(std::abs(unbiased.mean), 4 * unbiased.standard_error)
       << "mean " << unbiased.mean << " SE " << unbiased.standard_error;
   // The zero-fill rule on the same losses: biased toward zero (inputs average 1).
-  const BiasEstimate zero_fill = bias_of(Aggregation::kZeroFill);
+  const ShardBias zero_fill = bias_of(Aggregation::kZeroFill);
   std::printf(
       "reduce-scatter: unbiased mean error %.5f (SE %.5f), zero-fill %.5f (SE %.5f), %zu "
       "blocks, lowest delivered %.4f\n",

@@ -19,7 +19,7 @@ class OptionsTest(unittest.TestCase):
     def test_out_of_range_values_are_named(self):
         with self.assertRaisesRegex(dlcp.InvalidArgumentError, "loss_budget must be within"):
             dlcp.torch.Options(loss_budget=2.0)
-        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "layer must be within"):
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "layer must be 0..1, got 3"):
             dlcp.torch.Options(layer=3, num_layers=2)
         with self.assertRaisesRegex(dlcp.InvalidArgumentError, "drop_rate"):
             dlcp.torch.Options(drop_rate=-0.5)

@@ -99,32 +99,17 @@ class Options:
     def backend_settings(self, world_size, timeout=None, resolve_hosts=True):
         """The backend's validated settings (BackendSettings) for a group of `world_size`."""
         fields = dict(self._backend)
-        loss_budget = float(fields.pop("loss_budget", 0.0))
         lossy_min_entries = fields.pop("lossy_min_entries", 1024)
-        layer = fields.get("layer", 0)
-        num_layers = fields.get("num_layers", 1)
-        if not 0.0 <= loss_budget <= 1.0:
-            raise InvalidArgumentError(
-                f"dlcp.torch.Options: loss_budget must be within [0, 1], got {loss_budget}"
-            )
         if not isinstance(lossy_min_entries, int) or lossy_min_entries < 0:
             raise InvalidArgumentError(
                 "dlcp.torch.Options: lossy_min_entries must be an integer >= 0, got "
                 f"{lossy_min_entries!r}"
             )
-        if isinstance(num_layers, int) and isinstance(layer, int) and num_layers >= 1:
-            if not 0 <= layer < num_layers:
-                raise InvalidArgumentError(
-                    f"dlcp.torch.Options: layer must be within [0, num_layers - 1 = "
-                    f"{num_layers - 1}], got {layer}"
-                )
         communicator = self.communicator_options(timeout, resolve_hosts)
         validated(lambda: communicator.validate(world_size), "dlcp.torch.Options")
-        # layer, num_layers, aggregation, deadline_ms, wire and hadamard_rotation are
-        # CollectiveOptions fields: their checks are the C++ ones.
+        # The rest are CollectiveOptions fields (loss_budget, layer, num_layers, aggregation,
+        # deadline_ms, wire, hadamard_rotation): the C++ checks name them.
         gradient = collective_options(**fields)
-        gradient.loss_budget = loss_budget
-        validated(gradient.validate, "dlcp.torch.Options")
         return BackendSettings(communicator, gradient, lossy_min_entries)
 
     def __repr__(self):

@@ -28,6 +28,7 @@ import torch.distributed as dist
 from .. import _core
 from ..errors import AbortedError, InvalidArgumentError
 from .jobs import CollectiveTotals, Job, combined
+from .options import Options
 from .point_to_point import PointToPoint
 from .reduction import (
     check_reducible,
@@ -74,8 +75,6 @@ class ProcessGroupDlcp(RootedCollectives, ShardedCollectives, PointToPoint, dist
         """Joins the job through torch's `store` (collective over all `size` ranks).
         `options`: dlcp.torch.Options; `timeout`: the connect timeout (a timedelta)."""
         super().__init__(rank, size)
-        from .options import Options  # options.py imports nothing of this module
-
         options = Options() if options is None else options
         if not isinstance(options, Options):
             raise TypeError(
@@ -94,28 +93,10 @@ class ProcessGroupDlcp(RootedCollectives, ShardedCollectives, PointToPoint, dist
         )
         _live_groups.add(self)
 
-    # -- what torch asks of every process group, by each name it has used ---------------------
-
+    # Torch's own ProcessGroup keeps rank and size. The backend name is pure virtual in torch
+    # 1.13, and torch 2.x keeps a Python group's name and description only where the group does.
     def getBackendName(self):
         return BACKEND_NAME
-
-    def name(self):
-        return BACKEND_NAME
-
-    def _get_backend_name(self):
-        return BACKEND_NAME
-
-    def getRank(self):
-        return self._rank
-
-    def getSize(self):
-        return self._size
-
-    def rank(self):
-        return self._rank
-
-    def size(self):
-        return self._size
 
     def getGroupName(self):
         return self._group_name
@@ -128,28 +109,6 @@ class ProcessGroupDlcp(RootedCollectives, ShardedCollectives, PointToPoint, dist
 
     def setGroupDesc(self, desc):
         self._group_desc = desc
-
-    @property
-    def group_name(self):
-        return self._group_name
-
-    @property
-    def group_desc(self):
-        return self._group_desc
-
-    def _set_group_name(self, name):
-        self._group_name = name
-        try:  # torch >= 2.1 keeps its own copy in C++, which its resolvers read
-            super()._set_group_name(name)
-        except (AttributeError, RuntimeError):
-            pass
-
-    def _set_group_desc(self, desc):
-        self._group_desc = desc
-        try:
-            super()._set_group_desc(desc)
-        except (AttributeError, RuntimeError):
-            pass
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -314,28 +273,30 @@ class ProcessGroupDlcp(RootedCollectives, ShardedCollectives, PointToPoint, dist
                 f"dlcp: all_gather takes one output list per rank, got {len(output_tensors)}"
             )
         targets = list(output_tensors[0])
-        self._check_outputs(targets, tensor, "all_gather")
+        self._check_per_rank(targets, tensor, "all_gather output")
         return self._post(self._allgather_job(targets, tensor, "all_gather"), targets)
 
     def allgather_coalesced(self, output_lists, input_tensors, opts=None):
         jobs = []
         for targets, tensor in zip(output_lists, input_tensors, strict=True):
             require_dense_cpu(tensor, "all_gather_coalesced input")
-            self._check_outputs(list(targets), tensor, "all_gather_coalesced")
+            self._check_per_rank(list(targets), tensor, "all_gather_coalesced output")
             jobs.append(self._allgather_job(list(targets), tensor, "all_gather_coalesced"))
         return self._post(combined(jobs), [t for targets in output_lists for t in targets])
 
-    def _check_outputs(self, targets, tensor, what):
-        if len(targets) != self._size:
+    def _check_per_rank(self, tensors, like, what):
+        """Raises unless `tensors` holds one CPU tensor per rank, each of `like`'s dtype and
+        size."""
+        if len(tensors) != self._size:
             raise InvalidArgumentError(
-                f"dlcp: {what} needs {self._size} output tensors (one per rank), got {len(targets)}"
+                f"dlcp: {what} needs {self._size} tensors (one per rank), got {len(tensors)}"
             )
-        for target in targets:
-            require_dense_cpu(target, f"{what} output")
-            if target.dtype != tensor.dtype or target.numel() != tensor.numel():
+        for tensor in tensors:
+            require_dense_cpu(tensor, what)
+            if tensor.dtype != like.dtype or tensor.numel() != like.numel():
                 raise InvalidArgumentError(
-                    f"dlcp: every {what} output must match the input's dtype and size "
-                    f"({tensor.dtype}, {tensor.numel()} entries)"
+                    f"dlcp: every {what} tensor must match the {like.dtype} tensor of "
+                    f"{like.numel()} entries"
                 )
 
     def _allgather_job(self, targets, tensor, what):

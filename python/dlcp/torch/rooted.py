@@ -1,10 +1,12 @@
 """Collectives with a root: reduce, gather and scatter. All exact (no loss budget): they carry
 results and metrics, not gradients. A mixin of ProcessGroupDlcp (process_group.py)."""
 
+import torch
+
 from ..errors import InvalidArgumentError
 from .jobs import Job
 from .reduction import reduce_op_of
-from .tensors import only_tensor, pack_bytes, padded_words, require_dense_cpu, unpack_bytes
+from .tensors import only_tensor, pack_bytes, padded_words, unpack_bytes
 
 
 class RootedCollectives:
@@ -35,7 +37,7 @@ class RootedCollectives:
                     f"dlcp: gather needs one list of {self._size} output tensors on the root"
                 )
             targets = list(output_lists[0])
-            self._check_outputs(targets, tensor, "gather")
+            self._check_per_rank(targets, tensor, "gather output")
         elif output_lists and (len(output_lists) != 1 or len(output_lists[0])):
             raise InvalidArgumentError("dlcp: gather takes output tensors on the root only")
 
@@ -50,22 +52,14 @@ class RootedCollectives:
         root = self._root_of(opts, "scatter")
         words = padded_words(output)
         if self._rank == root:
-            if len(input_lists) != 1 or len(input_lists[0]) != self._size:
-                raise InvalidArgumentError(
-                    f"dlcp: scatter needs one list of {self._size} input tensors on the root"
-                )
-            for source in input_lists[0]:
-                require_dense_cpu(source, "scatter input")
-                if source.dtype != output.dtype or source.numel() != output.numel():
-                    raise InvalidArgumentError(
-                        "dlcp: every scatter input must match the output's dtype and size "
-                        f"({output.dtype}, {output.numel()} entries)"
-                    )
-            staging = _concat([pack_bytes(source, words) for source in input_lists[0]])
+            if len(input_lists) != 1:
+                raise InvalidArgumentError("dlcp: scatter needs one list of input tensors on the root")
+            self._check_per_rank(list(input_lists[0]), output, "scatter input")
+            staging = torch.cat([pack_bytes(source, words) for source in input_lists[0]])
         else:
             if input_lists and (len(input_lists) != 1 or len(input_lists[0])):
                 raise InvalidArgumentError("dlcp: scatter takes input tensors on the root only")
-            staging = _concat([pack_bytes(output[:0], words) for _ in range(self._size)])
+            staging = torch.zeros(words * self._size)
         works = []
         if words:
             works.append(
@@ -79,8 +73,3 @@ class RootedCollectives:
 
         return self._post(Job(works, finish), [output])
 
-
-def _concat(parts):
-    import torch
-
-    return torch.cat(parts) if parts else torch.zeros(0)

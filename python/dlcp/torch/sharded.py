@@ -87,17 +87,9 @@ class ShardedCollectives:
 
     def reduce_scatter(self, output_tensors, input_lists, opts=None):
         output = only_tensor(output_tensors, "reduce_scatter output")
-        if len(input_lists) != 1 or len(input_lists[0]) != self._size:
-            raise InvalidArgumentError(
-                f"dlcp: reduce_scatter needs one list of {self._size} input tensors"
-            )
-        for tensor in input_lists[0]:
-            require_dense_cpu(tensor, "reduce_scatter input")
-            if tensor.dtype != output.dtype or tensor.numel() != output.numel():
-                raise InvalidArgumentError(
-                    "dlcp: every reduce_scatter input must match the output's dtype and size "
-                    f"({output.dtype}, {output.numel()} entries)"
-                )
+        if len(input_lists) != 1:
+            raise InvalidArgumentError("dlcp: reduce_scatter needs one list of input tensors")
+        self._check_per_rank(list(input_lists[0]), output, "reduce_scatter input")
         flat = torch.cat([t.detach().reshape(-1) for t in input_lists[0]])
         job = self._reduce_scatter_job(output, flat, reduce_op_of(opts), "reduce_scatter")
         return self._post(job, [output])
