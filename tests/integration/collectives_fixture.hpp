@@ -77,7 +77,9 @@ inline void expect_refused(const std::function<void()>& call, const std::string&
 }
 
 inline bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  // memcmp's pointers must not be null, even for 0 bytes (an empty vector's data() may be).
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 // Whether a lossy collective's result is biased, told apart from noise: the mean of per-block

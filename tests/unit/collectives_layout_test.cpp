@@ -85,8 +85,8 @@ TEST(Reduction, SumInOrderAddsWhatArrivedInTheGivenOrderWithinTheEntries) {
   EXPECT_EQ(acc[0], 1.0f);  // (-1e8 + 1e8) + 1: the order decides
   // A first contribution that did not arrive leaves the next one's values exactly (-0 + x = x).
   const std::vector<float> zeros = {-0.0f, 0.0f, 0, 0, 0};
-  const std::vector<Contribution> lost_first = {{b, std::vector<std::uint16_t>{0, 1, 1}},
-                                                {zeros, all}};
+  const std::vector<std::uint16_t> first_lost = {0, 1, 1};
+  const std::vector<Contribution> lost_first = {{b, first_lost}, {zeros, all}};
   std::vector<float> out(5, 42.0f);
   sum_in_order(out, lost_first, Range{0, 2}, 2);
   EXPECT_TRUE(std::signbit(out[0]));
