@@ -147,7 +147,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--output-dir", default="fashion_mnist_testbed")
     parser.add_argument("--modes", default="gloo,backend,hook",
-                        help="of train.py's: gloo, backend, hook, gloo-sharded, sharded")
+                        help="of train.py's: gloo, backend, hook, gloo-sharded, sharded, gloo-fsdp2, fsdp2 "
+                             "(the fsdp2 modes need torch >= 2.7: --torchrun from a venv with it)")
     parser.add_argument("--seeds", default="0")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--limit-train", type=int, default=16000)
