@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "command.hpp"
+#include "common/invalid_option.hpp"
 #include "topology.hpp"
 
 namespace dlcp::testbed {
@@ -20,16 +21,13 @@ constexpr int kFirstPort = 5301;
 
 void BackgroundOptions::validate() const {
   if (tcp_flows_per_host < 0 || tcp_flows_per_host > 8) {
-    throw std::invalid_argument("BackgroundOptions.tcp_flows_per_host = " +
-                                std::to_string(tcp_flows_per_host) + " is outside [0, 8]");
+    invalid_option("BackgroundOptions.tcp_flows_per_host", "must be 0..8", tcp_flows_per_host);
   }
   if (!(tcp_share >= 0 && tcp_share <= 1)) {
-    throw std::invalid_argument("BackgroundOptions.tcp_share = " + std::to_string(tcp_share) +
-                                " is outside [0, 1]");
+    invalid_option("BackgroundOptions.tcp_share", "must be within [0, 1]", tcp_share);
   }
   if (!(udp_share >= 0 && udp_share <= 1)) {
-    throw std::invalid_argument("BackgroundOptions.udp_share = " + std::to_string(udp_share) +
-                                " is outside [0, 1]");
+    invalid_option("BackgroundOptions.udp_share", "must be within [0, 1]", udp_share);
   }
 }
 

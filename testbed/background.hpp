@@ -18,7 +18,7 @@ struct BackgroundOptions {
   double tcp_share = 0.5;      // each TCP flood's rate as a share of the link rate (0 = unpaced)
   double udp_share = 0.2;      // one paced UDP flood at this share of the link rate (0 = none)
 
-  void validate() const;
+  void validate() const;  // throws dlcp::Error(kInvalidArgument) naming the field
 };
 
 struct BackgroundFlow {

@@ -27,7 +27,7 @@ struct TestbedOptions {
   switchconf::PortOptions port;
   GrayFailure gray;
 
-  void validate() const;  // throws std::invalid_argument naming the field
+  void validate() const;  // throws dlcp::Error(kInvalidArgument) naming the field
 };
 
 }  // namespace dlcp::testbed

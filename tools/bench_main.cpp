@@ -8,8 +8,8 @@
 int main(int argc, char** argv) {
   CLI::App app{"dlcp-bench: dlcp's benchmarks, beside Gloo, Open MPI and TCP on the same work"};
   app.require_subcommand(1);
-  std::vector<dlcp::tools::SubcommandRunner> runners{dlcp::tools::add_p2p_command(app),
-                                                     dlcp::tools::add_allreduce_commands(app),
-                                                     dlcp::tools::add_train_commands(app)};
+  std::vector<dlcp::tools::SubcommandRunner> runners{
+      dlcp::tools::add_p2p_command(app), dlcp::tools::add_pingpong_command(app),
+      dlcp::tools::add_allreduce_commands(app), dlcp::tools::add_train_commands(app)};
   return dlcp::tools::run_program(app, runners, argc, argv);
 }

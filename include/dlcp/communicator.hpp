@@ -82,7 +82,7 @@ struct CollectiveOptions {
   // O(n log n) per call; off by default.
   bool hadamard_rotation = false;
 
-  void validate() const;  // throws Error(kInvalidArgument) naming the field
+  void validate() const;  // throws Error(kInvalidArgument) naming the field, as in options.hpp
 };
 
 struct CollectiveResult {
@@ -126,6 +126,8 @@ struct CommunicatorOptions {
   int concurrent_collectives = 2;     // collectives running at once (more queue behind them)
   std::string store_prefix = "dlcp";  // several communicators may share one store
 
+  // For a world of world_size ranks (create() calls it); throws Error(kInvalidArgument) naming
+  // the field, as in options.hpp.
   void validate(int world_size) const;
 };
 

@@ -1,4 +1,6 @@
-// Options for the dlcp transport. Every struct validates itself and names the offending field.
+// Options for the dlcp transport. Every struct validates itself: validate() throws
+// dlcp::Error(ErrorCode::kInvalidArgument) whose message is "<Struct>.<field> <what is required>,
+// got <value>", e.g. "TransportOptions.paths must be 1..64, got 0".
 #pragma once
 
 #include <array>
@@ -39,7 +41,7 @@ struct DscpTable {
   bool protected_ect = true;
 
   static DscpTable defaults();
-  void validate() const;  // throws std::invalid_argument: codepoint > 63 or colliding data slots
+  void validate() const;  // refuses a codepoint > 63 and colliding codepoints
 };
 
 struct PolicyOptions {

@@ -18,6 +18,8 @@
 
 #include <array>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -124,6 +126,25 @@ struct TransportCounters {
   DurationHistogram recovery_time;  // 0 for a message that needed no round
 };
 
+// How a transfer ended: its result, or the error that ended it (a dlcp::Error).
+struct MessageOutcome {
+  std::optional<MessageResult> result;
+  std::exception_ptr error;
+
+  bool ok() const { return error == nullptr; }
+  // The result, or the error rethrown.
+  MessageResult get() && {
+    if (error) std::rethrow_exception(error);
+    return std::move(*result);
+  }
+};
+
+// Called once when a transfer ends, on the transport's I/O thread. It must return quickly and
+// must not wait for another transfer of the same transport (that one can only end on the same
+// thread); posting new transfers from it is fine. An exception escaping it is reported on
+// stderr and otherwise ignored.
+using MessageCallback = std::function<void(MessageOutcome)>;
+
 class Transport {
  public:
   // Binds the control listener and the data sockets and starts the I/O thread.
@@ -140,13 +161,26 @@ class Transport {
   // timeout.
   virtual void connect(int peer, const std::string& host, std::uint16_t port) = 0;
 
-  // Posts a transfer; the future is ready when the receiver settled the message (or throws).
-  virtual std::future<MessageResult> send(int peer, std::uint64_t message_id,
-                                          std::span<const float> values,
-                                          const MessageOptions& options) = 0;
-  virtual std::future<MessageResult> recv(int peer, std::uint64_t message_id,
-                                          std::span<float> values,
-                                          const MessageOptions& options) = 0;
+  // Posts a transfer; `done` runs once the receiver settled the message, or with the error that
+  // ended it. Invalid arguments throw dlcp::Error(kInvalidArgument) here, and `done` never runs.
+  // `contributions` (collectives; empty otherwise) holds one count per packet: a send reads
+  // them (each 1..world size, overriding MessageOptions::contributions); a receive zeroes them
+  // when posted and writes each arriving packet's count, so 0 marks a packet that never arrived.
+  // Buffers and counts must stay alive and unchanged until `done` runs.
+  virtual void send(int peer, std::uint64_t message_id, std::span<const float> values,
+                    const MessageOptions& options, std::span<const std::uint16_t> contributions,
+                    MessageCallback done) = 0;
+  virtual void recv(int peer, std::uint64_t message_id, std::span<float> values,
+                    const MessageOptions& options, std::span<std::uint16_t> contributions,
+                    MessageCallback done) = 0;
+
+  // The same, with a future that is ready when the transfer ends (get() throws its error).
+  std::future<MessageResult> send(int peer, std::uint64_t message_id, std::span<const float> values,
+                                  const MessageOptions& options,
+                                  std::span<const std::uint16_t> contributions = {});
+  std::future<MessageResult> recv(int peer, std::uint64_t message_id, std::span<float> values,
+                                  const MessageOptions& options,
+                                  std::span<std::uint16_t> contributions = {});
 
   virtual TransportCounters counters() const = 0;
 
@@ -154,9 +188,12 @@ class Transport {
   // 0 before connect(peer) returned.
   virtual std::uint16_t max_packet_floats(int peer) const = 0;
 
-  // The first peer failure seen (lost control connection), if any. Collectives poll it so that a
-  // dead rank fails every collective at once, not only the transfers with that rank.
+  // The first peer failure seen (lost control connection), if any.
   virtual std::optional<Error> failure() const = 0;
+  // Calls `listener` once with the first peer failure, on the I/O thread (at once, on the
+  // caller's thread, when one happened already), so that collectives fail at once when any rank
+  // dies, not only their transfers with it. The same rules as for MessageCallback apply.
+  virtual void on_failure(std::function<void(const Error&)> listener) = 0;
 
   // Fails every message in flight with kAborted (telling the peers) and refuses new ones; returns
   // once no buffer of a failed message will be touched again.

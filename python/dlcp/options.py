@@ -119,20 +119,16 @@ def apply(target, fields, kwargs, what):
     return target
 
 
-def validated(check, what):
-    """Runs a C++ validate(); a plain ValueError from it becomes InvalidArgumentError."""
-    try:
-        check()
-    except InvalidArgumentError:
-        raise
-    except ValueError as error:
-        raise InvalidArgumentError(f"{what}: {error}") from None
+def invalid_option(option, requirement, value):
+    """Raises InvalidArgumentError in the C++ validate()'s form (src/common/invalid_option.hpp):
+    "<Struct>.<field> <requirement>, got <value>", for the options only Python checks."""
+    raise InvalidArgumentError(f"{option} {requirement}, got {value!r}")
 
 
 def communicator_options(**kwargs):
     """A CommunicatorOptions from flat keywords (see COMMUNICATOR_FIELDS)."""
     options = apply(_core.CommunicatorOptions(), COMMUNICATOR_FIELDS, kwargs, "communicator")
-    validated(options.transport.validate, "communicator options")
+    options.transport.validate()
     return options
 
 
@@ -141,5 +137,5 @@ def collective_options(**kwargs):
     op ('sum' or 'average'), aggregation ('unbiased' or 'zero_fill'), algorithm, deadline_ms,
     wire ('fp32', 'bf16' or 'fp16': all-reduce only) and hadamard_rotation (all-reduce only)."""
     options = apply(_core.CollectiveOptions(), COLLECTIVE_FIELDS, kwargs, "collective")
-    validated(options.validate, "collective options")
+    options.validate()
     return options

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "dlcp/communicator.hpp"
@@ -65,6 +66,17 @@ void require(bool condition, const char* what) {
   if (!condition) throw dlcp::Error(dlcp::ErrorCode::kInvalidArgument, -1, what);
 }
 
+// std::stoi of an environment variable, refusing what it cannot read with Error(kInvalidArgument)
+// naming the variable (its own exceptions would read as an internal error).
+int environment_integer(const char* variable, const char* value) {
+  try {
+    return std::stoi(value);
+  } catch (const std::logic_error&) {  // std::invalid_argument, std::out_of_range
+    throw dlcp::Error(dlcp::ErrorCode::kInvalidArgument, -1,
+                      std::string(variable) + "='" + value + "' is not an int");
+  }
+}
+
 dlcp::CollectiveOptions to_options(const dlcp_collective_options* in) {
   dlcp::CollectiveOptions out;
   if (in == nullptr) return out;
@@ -91,7 +103,6 @@ dlcp::CollectiveOptions to_options(const dlcp_collective_options* in) {
   }
   out.aggregation =
       in->zero_fill != 0 ? dlcp::Aggregation::kZeroFill : dlcp::Aggregation::kUnbiased;
-  require(in->deadline_ms > 0, "deadline_ms must be positive");
   out.deadline = std::chrono::milliseconds(in->deadline_ms);
   switch (in->wire) {
     case DLCP_WIRE_FP32:
@@ -111,6 +122,7 @@ dlcp::CollectiveOptions to_options(const dlcp_collective_options* in) {
     out.error_feedback = std::span<float>(in->error_feedback, in->error_feedback_count);
   }
   out.hadamard_rotation = in->hadamard_rotation != 0;
+  out.validate();  // the ranges: layer, budgets, deadline
   return out;
 }
 
@@ -159,7 +171,9 @@ dlcp_status dlcp_comm_create_from_env(dlcp_comm** comm) {
     if (algorithm != nullptr && *algorithm != '\0') {
       options.algorithm = dlcp::parse_algorithm(algorithm);
     }
-    if (servers != nullptr && *servers != '\0') options.servers = std::stoi(servers);
+    if (servers != nullptr && *servers != '\0') {
+      options.servers = environment_integer("DLCP_SERVERS", servers);
+    }
     if (bind_host != nullptr && *bind_host != '\0') options.transport.bind_host = bind_host;
     auto handle = std::make_unique<dlcp_comm>();
     handle->communicator = dlcp::Communicator::create(*rendezvous.store, rendezvous.rank,

@@ -265,8 +265,8 @@ class Server {
     options.num_layers = static_cast<int>(d.num_layers);
     options.deadline = std::chrono::milliseconds(d.deadline_ms);
     options.wire = d.wire;
-    const double budget = d.loss_budget_ppm / 1e6;
-    const double broadcast_budget = d.broadcast_budget_ppm / 1e6;
+    const double budget = policy::budget_fraction(d.loss_budget_ppm);
+    const double broadcast_budget = policy::budget_fraction(d.broadcast_budget_ppm);
 
     auto pushed = g_.scratch.floats.acquire(workers * shard);
     auto pushed_counts = g_.scratch.counts.acquire(workers * blocks);

@@ -2,13 +2,14 @@
 
 #include <bit>
 
+#include "policy/policy.hpp"
+
 namespace dlcp::collectives {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x444C5053;  // "DLPS"; the word count is the version
 constexpr std::uint32_t kKindAllreduce = 1;
 constexpr std::uint32_t kKindShutdown = 2;
-constexpr std::uint32_t kPpm = 1'000'000;
 
 }  // namespace
 
@@ -51,7 +52,7 @@ Expected<PsDescriptor, std::string> decode_descriptor(std::span<const float> flo
   if (d.shutdown) return d;
   if (d.shard_floats > 0 && d.segment_floats == 0) return unexpected(std::string("segment size"));
   if (d.num_layers == 0 || d.layer >= d.num_layers) return unexpected(std::string("layer"));
-  if (d.loss_budget_ppm > kPpm || d.broadcast_budget_ppm > kPpm) {
+  if (d.loss_budget_ppm > policy::kPpm || d.broadcast_budget_ppm > policy::kPpm) {
     return unexpected(std::string("loss budget"));
   }
   if (w[8] > static_cast<std::uint32_t>(ReduceOp::kAverage)) return unexpected(std::string("op"));

@@ -1,10 +1,11 @@
-// Loss budget arithmetic: fractions to ppm, ppm to missing entries, phase schedule; and
+// Loss budget arithmetic: fractions to ppm and back, ppm to missing entries, phase schedule; and
 // PolicyOptions::validate.
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
+#include "common/invalid_option.hpp"
 #include "policy/policy.hpp"
 
 namespace dlcp {
@@ -27,8 +28,7 @@ bool in_unit_interval(double v) {
 void PolicyOptions::validate() const {
   dscp.validate();
   if (!in_unit_interval(protected_share)) {
-    throw std::invalid_argument("PolicyOptions: protected_share = " + show(protected_share) +
-                                " is outside [0, 1]");
+    invalid_option("PolicyOptions.protected_share", "must be within [0, 1]", protected_share);
   }
 }
 
@@ -39,6 +39,14 @@ std::uint32_t budget_ppm(double fraction) {
     throw std::invalid_argument("budget_ppm: fraction = " + show(fraction) + " is outside [0, 1]");
   }
   return static_cast<std::uint32_t>(std::llround(fraction * kPpm));
+}
+
+double budget_fraction(std::uint32_t ppm) {
+  if (ppm > kPpm) {
+    throw std::invalid_argument("budget_fraction: ppm = " + std::to_string(ppm) +
+                                " exceeds 1000000");
+  }
+  return static_cast<double>(ppm) / kPpm;
 }
 
 std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t loss_budget_ppm) {

@@ -1,6 +1,8 @@
 // DSCP table: defaults, validation, and the TOS bytes of data and control packets.
 #include <stdexcept>
+#include <string>
 
+#include "common/invalid_option.hpp"
 #include "policy/policy.hpp"
 
 namespace dlcp {
@@ -10,10 +12,6 @@ namespace {
 constexpr std::uint8_t kMaxDscp = 63;
 constexpr std::uint8_t kLowDropBits = 0b010;   // AF-style x1 drop precedence
 constexpr std::uint8_t kHighDropBits = 0b110;  // AF-style x3 drop precedence
-
-[[noreturn]] void reject(const std::string& message) {
-  throw std::invalid_argument("DscpTable: " + message);
-}
 
 }  // namespace
 
@@ -42,25 +40,25 @@ void DscpTable::validate() const {
     slots[kPriorityClasses + c] = {"drop_eligible_dscp", c, drop_eligible_dscp[c]};
   }
   auto name = [](const Slot& s) {
-    return std::string(s.field) + "[" + std::to_string(s.cls) + "] = " + std::to_string(s.dscp);
+    return std::string(s.field) + "[" + std::to_string(s.cls) + "]";
   };
 
   for (const Slot& s : slots) {
-    if (s.dscp > kMaxDscp) reject(name(s) + " exceeds the largest DSCP 63");
+    if (s.dscp > kMaxDscp) invalid_option("DscpTable." + name(s), "must be <= 63", s.dscp);
   }
-  if (control_dscp > kMaxDscp) {
-    reject("control_dscp = " + std::to_string(control_dscp) + " exceeds the largest DSCP 63");
-  }
+  if (control_dscp > kMaxDscp)
+    invalid_option("DscpTable.control_dscp", "must be <= 63", control_dscp);
   for (std::size_t i = 0; i < slots.size(); ++i) {
     for (std::size_t j = i + 1; j < slots.size(); ++j) {
       if (slots[i].dscp == slots[j].dscp) {
-        reject(name(slots[j]) + " collides with " + name(slots[i]));
+        invalid_option("DscpTable." + name(slots[j]), "must differ from " + name(slots[i]),
+                       slots[j].dscp);
       }
     }
   }
   for (const Slot& s : slots) {
     if (s.dscp == control_dscp) {
-      reject("control_dscp = " + std::to_string(control_dscp) + " collides with " + name(s));
+      invalid_option("DscpTable.control_dscp", "must differ from " + name(s), control_dscp);
     }
   }
 }

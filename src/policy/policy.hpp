@@ -88,6 +88,10 @@ std::vector<std::uint32_t> first_round_order(const std::vector<std::uint8_t>& pr
 // Loss budget of a tensor as parts per million of its entries. Rounds to the nearest ppm.
 // Throws std::invalid_argument unless 0 <= fraction <= 1.
 std::uint32_t budget_ppm(double fraction);
+// The inverse: ppm / 1e6, so budget_ppm(budget_fraction(ppm)) == ppm. The only place a ppm budget
+// (as a descriptor or the wire carries it) turns back into a fraction. Throws
+// std::invalid_argument for ppm > 1'000'000.
+double budget_fraction(std::uint32_t ppm);
 
 // How many of total_entries a receiver may go without: floor(total * ppm / 1e6), exact integer
 // arithmetic. With equal-sized packets, "at least ceil((1 - p) * N) packets" is the same rule.

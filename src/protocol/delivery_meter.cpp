@@ -34,6 +34,11 @@ bool DeliveryMeter::due(TimePoint now, Duration interval) const {
   return packets_ > 0 && now - first_ >= interval;
 }
 
+std::optional<TimePoint> DeliveryMeter::due_at(Duration interval) const {
+  if (packets_ == 0) return std::nullopt;
+  return first_ + interval;
+}
+
 wire::RateFeedback DeliveryMeter::take(TimePoint now) {
   const std::uint64_t numbered = numbered_ - numbered_at_report_;
   numbered_at_report_ = numbered_;

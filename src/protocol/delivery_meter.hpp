@@ -46,6 +46,8 @@ class DeliveryMeter {
 
   // True once packets were counted and at least `interval` has passed since the first of them.
   bool due(TimePoint now, Duration interval) const;
+  // When the next report falls due (none before a packet was counted).
+  std::optional<TimePoint> due_at(Duration interval) const;
   // When the last packet was counted, reported or not (empty before the first): whether the peer
   // is one of the senders this host's receive rate is shared among (counts_as_sender).
   std::optional<TimePoint> last_packet() const { return last_; }

@@ -2,18 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
-#include <stdexcept>
 #include <string>
+
+#include "common/invalid_option.hpp"
 
 namespace dlcp {
 namespace {
 
 template <typename T>
-[[noreturn]] void fail(const char* field, T value, const char* rule) {
-  std::ostringstream message;
-  message << "RateControlOptions." << field << " " << rule << " (got " << value << ")";
-  throw std::invalid_argument(message.str());
+[[noreturn]] void fail(const char* field, T value, const std::string& rule) {
+  invalid_option(std::string("RateControlOptions.") + field, rule, value);
 }
 
 void check_rate(const char* field, double value) {
@@ -26,9 +24,15 @@ void RateControlOptions::validate() const {
   check_rate("initial_rate", initial_rate);
   check_rate("min_rate", min_rate);
   check_rate("max_rate", max_rate);
-  if (min_rate > max_rate) fail("min_rate", min_rate, "must be <= max_rate");
-  if (initial_rate < min_rate) fail("initial_rate", initial_rate, "must be >= min_rate");
-  if (initial_rate > max_rate) fail("initial_rate", initial_rate, "must be <= max_rate");
+  if (min_rate > max_rate) {
+    fail("min_rate", min_rate, "must be <= max_rate (" + option_value(max_rate) + ")");
+  }
+  if (initial_rate < min_rate) {
+    fail("initial_rate", initial_rate, "must be >= min_rate (" + option_value(min_rate) + ")");
+  }
+  if (initial_rate > max_rate) {
+    fail("initial_rate", initial_rate, "must be <= max_rate (" + option_value(max_rate) + ")");
+  }
   if (!(increase >= 1.0) || !std::isfinite(increase)) {
     fail("increase", increase, "must be >= 1 and finite");
   }

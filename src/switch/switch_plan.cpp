@@ -1,34 +1,30 @@
 #include "switch/switch_plan.hpp"
 
 #include <algorithm>
-#include <stdexcept>
 #include <string>
+
+#include "common/invalid_option.hpp"
 
 namespace dlcp::switchconf {
 
 void PortOptions::validate() const {
   if (!(rate_bps >= 1e5 && rate_bps <= 1e12)) {
-    throw std::invalid_argument("PortOptions.rate_bps = " + std::to_string(rate_bps) +
-                                " is outside [1e5, 1e12]");
+    invalid_option("PortOptions.rate_bps", "must be within [1e5, 1e12]", rate_bps);
   }
-  if (mtu < 576 || mtu > 65535) {
-    throw std::invalid_argument("PortOptions.mtu = " + std::to_string(mtu) +
-                                " is outside [576, 65535]");
-  }
+  if (mtu < 576 || mtu > 65535) invalid_option("PortOptions.mtu", "must be 576..65535", mtu);
   if (buffer_bytes < static_cast<std::size_t>(mtu)) {
-    throw std::invalid_argument("PortOptions.buffer_bytes = " + std::to_string(buffer_bytes) +
-                                " is smaller than one packet (mtu " + std::to_string(mtu) + ")");
+    invalid_option("PortOptions.buffer_bytes",
+                   "must hold one packet (mtu " + std::to_string(mtu) + ")", buffer_bytes);
   }
   if (drop_eligible_bytes < static_cast<std::size_t>(mtu)) {
-    throw std::invalid_argument(
-        "PortOptions.drop_eligible_bytes = " + std::to_string(drop_eligible_bytes) +
-        " is smaller than one packet (mtu " + std::to_string(mtu) + ")");
+    invalid_option("PortOptions.drop_eligible_bytes",
+                   "must hold one packet (mtu " + std::to_string(mtu) + ")", drop_eligible_bytes);
   }
   if (drop_eligible_bytes > buffer_bytes) {
-    throw std::invalid_argument(
-        "PortOptions.drop_eligible_bytes = " + std::to_string(drop_eligible_bytes) +
-        " exceeds buffer_bytes = " + std::to_string(buffer_bytes) +
-        ": drop-eligible packets must be dropped first");
+    invalid_option("PortOptions.drop_eligible_bytes",
+                   "must be <= buffer_bytes (" + std::to_string(buffer_bytes) +
+                       ") so that drop-eligible packets are dropped first",
+                   drop_eligible_bytes);
   }
 }
 

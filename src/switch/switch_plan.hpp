@@ -25,7 +25,7 @@ struct PortOptions {
   // lowest band and drop precedence").
   bool best_effort_alone = false;
 
-  void validate() const;  // throws std::invalid_argument naming the field
+  void validate() const;  // throws dlcp::Error(kInvalidArgument) naming the field
 };
 
 // One egress queue. Traffic class 0 is the most urgent (dlcp's priority class 0, front layers);
@@ -51,7 +51,8 @@ inline constexpr int kTrafficClasses = dlcp::kPriorityClasses;
 // the normal queue, drop-eligible to the small one; with port.best_effort_alone the last class's
 // go to the class above), the control codepoint to class 0, and any other codepoint to class
 // 7 - (dscp >> 3), the class-selector map a switch applies by default (so best-effort DSCP 0
-// lands in the least urgent class). Throws std::invalid_argument for an invalid table or port.
+// lands in the least urgent class). Throws dlcp::Error(kInvalidArgument) for an invalid table or
+// port.
 SwitchPlan make_switch_plan(const DscpTable& table, const PortOptions& port);
 
 // The queue a switch's default class-selector map gives a DSCP: the normal queue of class

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <memory>
@@ -89,6 +90,42 @@ std::optional<std::uint32_t> local_address_toward(std::uint32_t peer_ipv4) {
   const std::uint32_t address = ntohl(local.sin_addr.s_addr);
   if (address == INADDR_ANY) return std::nullopt;
   return address;
+}
+
+ReceiveRate::ReceiveRate(double configured, double fallback,
+                         std::span<const std::uint32_t> data_addresses)
+    : fallback_(fallback) {
+  const bool wildcard =
+      std::find(data_addresses.begin(), data_addresses.end(), INADDR_ANY) != data_addresses.end();
+  if (configured > 0) {
+    rate_ = configured;
+  } else if (wildcard) {
+    by_route_ = true;
+    rate_ = fallback;  // until the first peer joins
+  } else {
+    rate_ = detect_receive_rate(data_addresses).value_or(fallback);
+  }
+}
+
+bool ReceiveRate::learn(std::span<const sockaddr_in> peer_addresses) {
+  if (!by_route_) return false;
+  for (const auto& address : peer_addresses) {
+    const std::uint32_t ipv4 = ntohl(address.sin_addr.s_addr);
+    const auto local = local_address_toward(ipv4);
+    // A peer on this host is reached through loopback, whatever interface owns its address.
+    if (local == ipv4) continue;
+    auto link = local ? interface_of(*local) : std::nullopt;
+    if (link) {
+      links_.insert(std::move(*link));
+    } else {
+      unknown_ = true;
+    }
+  }
+  const std::vector<std::string> links(links_.begin(), links_.end());
+  const auto rate = unknown_ ? std::nullopt : links_rate(links);
+  const double before = rate_;
+  rate_ = rate.value_or(fallback_);
+  return rate_ != before;
 }
 
 }  // namespace dlcp::transport

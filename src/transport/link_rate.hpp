@@ -11,9 +11,12 @@
 // symmetric), so for it the interfaces come from those routes, learnt as peers join.
 #pragma once
 
+#include <netinet/in.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 
@@ -44,5 +47,24 @@ std::optional<double> detect_receive_rate(std::span<const std::uint32_t> address
 // interface (interface_of) the peer's packets come in through to a wildcard bind; none when no
 // route leads there.
 std::optional<std::uint32_t> local_address_toward(std::uint32_t peer_ipv4);
+
+// What this host offers its senders in total: `configured` (RateControlOptions::receive_rate)
+// when set, else the speed of the links its data sockets are bound to, else `fallback`
+// (max_rate). With a wildcard bind the links are those the routes to the peers go through, learnt
+// as each joins.
+class ReceiveRate {
+ public:
+  ReceiveRate(double configured, double fallback, std::span<const std::uint32_t> data_addresses);
+  double bytes_per_s() const { return rate_; }
+  // A peer joined with these data addresses; true when the rate changed.
+  bool learn(std::span<const sockaddr_in> peer_addresses);
+
+ private:
+  double rate_ = 0;
+  double fallback_ = 0;
+  bool by_route_ = false;
+  std::set<std::string> links_;
+  bool unknown_ = false;  // a peer with no route, or through no known interface
+};
 
 }  // namespace dlcp::transport

@@ -2,17 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include "common/invalid_option.hpp"
 
 namespace dlcp {
 namespace {
 
 [[noreturn]] void fail(const std::string& field, double value, const char* rule) {
-  std::ostringstream message;
-  message << "LossInjectionOptions." << field << " " << rule << " (got " << value << ")";
-  throw std::invalid_argument(message.str());
+  invalid_option("LossInjectionOptions." + field, rule, value);
 }
 
 }  // namespace

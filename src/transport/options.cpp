@@ -1,57 +1,53 @@
 // Validation of the public option structs, and names of public enums.
-#include <stdexcept>
 #include <string>
 
+#include "common/invalid_option.hpp"
 #include "dlcp/error.hpp"
 #include "dlcp/options.hpp"
 #include "dlcp/transport.hpp"
 
 namespace dlcp {
-namespace {
-
-[[noreturn]] void invalid(const std::string& what) {
-  throw std::invalid_argument(what);
-}
-
-}  // namespace
 
 void TransportOptions::validate() const {
   if (world_size < 1 || world_size > 65535) {
-    invalid("TransportOptions.world_size must be 1..65535, got " + std::to_string(world_size));
+    invalid_option("TransportOptions.world_size", "must be 1..65535", world_size);
   }
   if (rank < 0 || rank >= world_size) {
-    invalid("TransportOptions.rank must be 0.." + std::to_string(world_size - 1) + ", got " +
-            std::to_string(rank));
+    invalid_option("TransportOptions.rank", "must be 0.." + std::to_string(world_size - 1), rank);
   }
-  if (paths < 1 || paths > 64)
-    invalid("TransportOptions.paths must be 1..64, got " + std::to_string(paths));
+  if (paths < 1 || paths > 64) invalid_option("TransportOptions.paths", "must be 1..64", paths);
   if (mtu != 0 && (mtu < 576 || mtu > 65536)) {
-    invalid("TransportOptions.mtu must be 0 (auto) or 576..65536, got " + std::to_string(mtu));
+    invalid_option("TransportOptions.mtu", "must be 0 (auto) or 576..65536", mtu);
   }
-  if (batch < 1 || batch > 1024)
-    invalid("TransportOptions.batch must be 1..1024, got " + std::to_string(batch));
+  if (batch < 1 || batch > 1024) invalid_option("TransportOptions.batch", "must be 1..1024", batch);
   if (socket_buffer_bytes < 65536) {
-    invalid("TransportOptions.socket_buffer_bytes must be at least 65536, got " +
-            std::to_string(socket_buffer_bytes));
+    invalid_option("TransportOptions.socket_buffer_bytes", "must be at least 65536",
+                   socket_buffer_bytes);
   }
-  if (connect_timeout.count() <= 0) invalid("TransportOptions.connect_timeout must be positive");
-  if (early_arrival_ttl.count() <= 0)
-    invalid("TransportOptions.early_arrival_ttl must be positive");
-  if (feedback_interval.count() <= 0)
-    invalid("TransportOptions.feedback_interval must be positive");
-  if (quiet_before_report.count() < 0) invalid("TransportOptions.quiet_before_report must be >= 0");
+  if (connect_timeout.count() <= 0) {
+    invalid_option("TransportOptions.connect_timeout", "must be positive", connect_timeout);
+  }
+  if (early_arrival_ttl.count() <= 0) {
+    invalid_option("TransportOptions.early_arrival_ttl", "must be positive", early_arrival_ttl);
+  }
+  if (feedback_interval.count() <= 0) {
+    invalid_option("TransportOptions.feedback_interval", "must be positive", feedback_interval);
+  }
+  if (quiet_before_report.count() < 0) {
+    invalid_option("TransportOptions.quiet_before_report", "must be >= 0", quiet_before_report);
+  }
   if (control_rto_min.count() < 0 || control_rto_min > std::chrono::seconds(1)) {
-    invalid("TransportOptions.control_rto_min must be 0 .. 1 s, got " +
-            std::to_string(control_rto_min.count()) + " us");
+    invalid_option("TransportOptions.control_rto_min", "must be 0 .. 1 s", control_rto_min);
   }
   if (!job_secret.empty() && (job_secret.size() < 16 || job_secret.size() > 64)) {
-    invalid("TransportOptions.job_secret must be empty or 16..64 bytes, got " +
-            std::to_string(job_secret.size()));
+    invalid_option("TransportOptions.job_secret", "must be empty or 16..64 bytes",
+                   job_secret.size());
   }
   if (packet_mac && job_secret.empty()) {
-    invalid(
-        "TransportOptions.packet_mac needs a job_secret: a MAC keyed by the job token, which "
-        "every packet carries in clear, would authenticate nothing");
+    invalid_option("TransportOptions.packet_mac",
+                   "needs a job_secret (a MAC keyed by the job token, which every packet carries "
+                   "in clear, would authenticate nothing)",
+                   packet_mac);
   }
   policy.validate();
   rate.validate();
@@ -80,27 +76,28 @@ WireDtype parse_wire_dtype(const std::string& name) {
 
 void MessageOptions::validate() const {
   if (budget_group == 0 && budget_group_size != 0) {
-    invalid("MessageOptions.budget_group_size is set (" + std::to_string(budget_group_size) +
-            ") without a budget_group");
+    invalid_option("MessageOptions.budget_group_size", "must be 0 without a budget_group",
+                   budget_group_size);
   }
   if (budget_group != 0 && (budget_group_size < 1 || budget_group_size > 65536)) {
-    invalid("MessageOptions.budget_group_size must be 1..65536 with a budget_group, got " +
-            std::to_string(budget_group_size));
+    invalid_option("MessageOptions.budget_group_size", "must be 1..65536 with a budget_group",
+                   budget_group_size);
   }
-  if (num_layers < 1)
-    invalid("MessageOptions.num_layers must be >= 1, got " + std::to_string(num_layers));
+  if (num_layers < 1) invalid_option("MessageOptions.num_layers", "must be >= 1", num_layers);
   if (layer < 0 || layer >= num_layers) {
-    invalid("MessageOptions.layer must be 0.." + std::to_string(num_layers - 1) + ", got " +
-            std::to_string(layer));
+    invalid_option("MessageOptions.layer", "must be 0.." + std::to_string(num_layers - 1), layer);
   }
   if (!(loss_budget >= 0.0 && loss_budget <= 1.0)) {
-    invalid("MessageOptions.loss_budget must be within [0, 1], got " + std::to_string(loss_budget));
+    invalid_option("MessageOptions.loss_budget", "must be within [0, 1]", loss_budget);
   }
-  if (deadline.count() <= 0) invalid("MessageOptions.deadline must be positive");
-  if (contributions < 1) invalid("MessageOptions.contributions must be >= 1");
+  if (deadline.count() <= 0)
+    invalid_option("MessageOptions.deadline", "must be positive", deadline);
+  if (contributions < 1) {
+    invalid_option("MessageOptions.contributions", "must be >= 1", contributions);
+  }
   if (wire != WireDtype::kFloat32 && wire != WireDtype::kBfloat16 && wire != WireDtype::kFloat16) {
-    invalid("MessageOptions.wire is not a WireDtype (" + std::to_string(static_cast<int>(wire)) +
-            ")");
+    invalid_option("MessageOptions.wire", "must be a WireDtype (fp32, bf16 or fp16)",
+                   static_cast<int>(wire));
   }
 }
 

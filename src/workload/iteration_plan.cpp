@@ -2,23 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 #include <string>
+
+#include "common/invalid_option.hpp"
 
 namespace dlcp::workload {
 
 void PlanOptions::validate() const {
   if (!(gradient_scale > 0 && gradient_scale <= 1)) {
-    throw std::invalid_argument("PlanOptions.gradient_scale = " + std::to_string(gradient_scale) +
-                                " is outside (0, 1]");
+    invalid_option("PlanOptions.gradient_scale", "must be within (0, 1]", gradient_scale);
   }
   if (!(compute_ms >= 0 && compute_ms <= 1e6)) {
-    throw std::invalid_argument("PlanOptions.compute_ms = " + std::to_string(compute_ms) +
-                                " is outside [0, 1e6]");
+    invalid_option("PlanOptions.compute_ms", "must be within [0, 1e6]", compute_ms);
   }
   if (!(bucket_mib > 0 && bucket_mib <= 4096)) {
-    throw std::invalid_argument("PlanOptions.bucket_mib = " + std::to_string(bucket_mib) +
-                                " is outside (0, 4096]");
+    invalid_option("PlanOptions.bucket_mib", "must be within (0, 4096]", bucket_mib);
   }
 }
 

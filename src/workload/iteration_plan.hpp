@@ -20,7 +20,7 @@ struct PlanOptions {
   // Bucket cap after scaling (DDP's default is 25 MiB unscaled).
   double bucket_mib = 25.0 / 16;
 
-  void validate() const;  // throws std::invalid_argument naming the field
+  void validate() const;  // throws dlcp::Error(kInvalidArgument) naming the field
 };
 
 struct PlannedLayer {

@@ -31,6 +31,13 @@ class OptionsTest(unittest.TestCase):
             dlcp.torch.Options(receive_rate=-1.0)
         with self.assertRaisesRegex(dlcp.InvalidArgumentError, "shared_band_pacing='yes'"):
             dlcp.communicator_options(shared_band_pacing="yes")
+        with self.assertRaisesRegex(
+            dlcp.InvalidArgumentError,
+            r"^dlcp\.torch\.Options\.lossy_min_entries must be an integer >= 0, got -1$",
+        ):
+            dlcp.torch.Options(lossy_min_entries=-1)
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, r"^dlcp\.torch\.Options\.servers "):
+            dlcp.torch.Options(servers=1)
 
     def test_shared_band_pacing_reaches_the_transport(self):
         self.assertFalse(dlcp.communicator_options().transport.rate.shared_band_pacing)

@@ -115,10 +115,22 @@ class OptionsTest(unittest.TestCase):
             dlcp.communicator_options(pathz=2)
 
     def test_range_errors_come_from_cpp_with_the_field(self):
-        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "paths must be 1..64"):
+        # The C++ validate()'s message as it is: "<Struct>.<field> <requirement>, got <value>".
+        with self.assertRaisesRegex(
+            dlcp.InvalidArgumentError, r"^TransportOptions\.paths must be 1\.\.64, got 0$"
+        ):
             dlcp.communicator_options(paths=0)
-        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "loss_budget must be within"):
+        with self.assertRaisesRegex(
+            dlcp.InvalidArgumentError,
+            r"^CollectiveOptions\.loss_budget must be within \[0, 1\], got 1\.5$",
+        ):
             dlcp.collective_options(loss_budget=1.5)
+        with self.assertRaisesRegex(
+            dlcp.InvalidArgumentError,
+            r"^CommunicatorOptions\.servers must be 0\.\.1 \(at least one worker\), got 2$",
+        ):
+            options = dlcp.communicator_options(servers=2)
+            options.validate(2)
 
     def test_wrong_type_and_choice(self):
         with self.assertRaisesRegex(dlcp.InvalidArgumentError, "paths='x' has the wrong type"):

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dlcp/error.hpp"
 #include "topology.hpp"
 
 namespace dlcp::testbed {
@@ -68,21 +69,23 @@ TEST(GrayFailure, ParsesCountersByClass) {
 TEST(TestbedOptions, NamesTheFieldAtFault) {
   TestbedOptions options;
   options.hosts = 1;
-  EXPECT_THROW(options.validate(), std::invalid_argument);
+  EXPECT_THROW(options.validate(), Error);
   options = TestbedOptions{};
   options.gray.spine = 2;
   try {
     options.validate();
     FAIL() << "spine 2 of 2 accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("gray.spine"), std::string::npos);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(std::string(e.what()),
+              "TestbedOptions.gray.spine must be a spine (0..1) or -1 for none, got 2");
   }
   options = TestbedOptions{};
   options.prefix = "Bad-Name";
-  EXPECT_THROW(options.validate(), std::invalid_argument);
+  EXPECT_THROW(options.validate(), Error);
   options = TestbedOptions{};
   options.gray.loss_rate = 0.9;
-  EXPECT_THROW(options.validate(), std::invalid_argument);
+  EXPECT_THROW(options.validate(), Error);
   EXPECT_NO_THROW(TestbedOptions{}.validate());
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "dlcp/error.hpp"
+
 namespace dlcp::switchconf {
 namespace {
 
@@ -101,18 +103,20 @@ TEST(SwitchPlan, RejectsImpossiblePorts) {
       {
         try {
           make_switch_plan(DscpTable::defaults(), port);
-        } catch (const std::invalid_argument& e) {
-          EXPECT_NE(std::string(e.what()).find("drop_eligible_bytes"), std::string::npos);
+        } catch (const Error& e) {
+          EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+          EXPECT_NE(std::string(e.what()).find("PortOptions.drop_eligible_bytes"),
+                    std::string::npos);
           throw;
         }
       },
-      std::invalid_argument);
+      Error);
   port = PortOptions{};
   port.buffer_bytes = 100;
-  EXPECT_THROW(make_switch_plan(DscpTable::defaults(), port), std::invalid_argument);
+  EXPECT_THROW(make_switch_plan(DscpTable::defaults(), port), Error);
   port = PortOptions{};
   port.rate_bps = 0;
-  EXPECT_THROW(make_switch_plan(DscpTable::defaults(), port), std::invalid_argument);
+  EXPECT_THROW(make_switch_plan(DscpTable::defaults(), port), Error);
 }
 
 TEST(LinuxTc, HtbLeavesFiltersAndDefaultClass) {

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "dlcp/error.hpp"
 #include "workload/iteration_plan.hpp"
 #include "workload/model_profile.hpp"
 #include "workload/training_emulator.hpp"
@@ -66,10 +67,10 @@ TEST(IterationPlan, ScalesGradientsAndValidates) {
   options.gradient_scale = 0.5;
   EXPECT_EQ(make_iteration_plan(three_layers(), options).total_floats, 3000u);
   options.gradient_scale = 0;
-  EXPECT_THROW(make_iteration_plan(three_layers(), options), std::invalid_argument);
+  EXPECT_THROW(make_iteration_plan(three_layers(), options), Error);
   options = PlanOptions{};
   options.compute_ms = -1;
-  EXPECT_THROW(options.validate(), std::invalid_argument);
+  EXPECT_THROW(options.validate(), Error);
 }
 
 // Virtual time: sleeping moves the clock; a bucket's all-reduce takes a fixed time from its start,

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "dlcp/error.hpp"
+
 namespace dlcp::transport {
 namespace {
 
@@ -167,7 +169,7 @@ TEST(LossInjector, ASourcesRateReplacesItsClassRate) {
   EXPECT_TRUE(only_source.enabled());
   LossInjectionConfig bad;
   bad.source_drop_rate = {1.5};
-  EXPECT_THROW(bad.validate(), std::invalid_argument);
+  EXPECT_THROW(bad.validate(), Error);
 }
 
 TEST(LossInjector, SameSeedSameSequence) {
@@ -239,12 +241,13 @@ TEST(LossInjectionOptions, Validate) {
   const auto message = [](const LossInjectionConfig& c) -> std::string {
     try {
       c.validate();
-    } catch (const std::invalid_argument& e) {
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
       return e.what();
     }
     return "";
   };
-  EXPECT_NE(message(with(-0.1, 1.0)).find("drop_rate"), std::string::npos);
+  EXPECT_EQ(message(with(-0.1, 1.0)), "LossInjectionOptions.drop_rate must be in [0, 1], got -0.1");
   EXPECT_NE(message(with(1.1, 1.0)).find("drop_rate"), std::string::npos);
   EXPECT_NE(message(with(nan, 1.0)).find("drop_rate"), std::string::npos);
   EXPECT_NE(message(with(0.1, 0.5)).find("mean_burst_length"), std::string::npos);
@@ -252,7 +255,7 @@ TEST(LossInjectionOptions, Validate) {
   LossInjectionConfig c = with(0.1, 1.0);
   c.class_drop_rate[3] = 1.5;
   EXPECT_NE(message(c).find("class_drop_rate[3]"), std::string::npos);
-  EXPECT_THROW(LossInjector{c}, std::invalid_argument);
+  EXPECT_THROW(LossInjector{c}, Error);
   c.class_drop_rate[3] = nan;
   EXPECT_NE(message(c).find("class_drop_rate[3]"), std::string::npos);
   c.class_drop_rate[3] = -2.0;  // any negative: use drop_rate

@@ -9,12 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "dlcp/error.hpp"
 #include "policy/policy.hpp"
 
 namespace dlcp::policy {
 namespace {
 
-// Runs fn, expects std::invalid_argument, and returns its message.
+// Runs fn, expects std::invalid_argument (the policy functions' refusal), and returns its message.
 template <typename Fn>
 std::string invalid_argument_message(Fn&& fn) {
   try {
@@ -29,14 +30,35 @@ std::string invalid_argument_message(Fn&& fn) {
   return {};
 }
 
-#define EXPECT_INVALID(expr, ...)                                                 \
-  do {                                                                            \
-    const std::string message_ = invalid_argument_message([&] { (void)(expr); }); \
-    for (const char* part_ : {__VA_ARGS__}) {                                     \
-      EXPECT_NE(message_.find(part_), std::string::npos)                          \
-          << "message \"" << message_ << "\" lacks \"" << part_ << "\"";          \
-    }                                                                             \
+// Runs fn, expects dlcp::Error(kInvalidArgument) (an options struct's validate()), and returns
+// its message.
+template <typename Fn>
+std::string invalid_option_message(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+    EXPECT_EQ(e.peer(), -1) << e.what();
+    return e.what();
+  } catch (...) {
+    ADD_FAILURE() << "threw something other than dlcp::Error";
+    return {};
+  }
+  ADD_FAILURE() << "did not throw";
+  return {};
+}
+
+#define EXPECT_MESSAGE_HAS(message_of, expr, ...)                        \
+  do {                                                                   \
+    const std::string message_ = message_of([&] { (void)(expr); });      \
+    for (const char* part_ : {__VA_ARGS__}) {                            \
+      EXPECT_NE(message_.find(part_), std::string::npos)                 \
+          << "message \"" << message_ << "\" lacks \"" << part_ << "\""; \
+    }                                                                    \
   } while (0)
+#define EXPECT_INVALID(expr, ...) EXPECT_MESSAGE_HAS(invalid_argument_message, expr, __VA_ARGS__)
+#define EXPECT_INVALID_OPTION(expr, ...) \
+  EXPECT_MESSAGE_HAS(invalid_option_message, expr, __VA_ARGS__)
 
 // ---------------------------------------------------------------- DSCP table
 
@@ -86,41 +108,42 @@ TEST(DscpTable, FrontClassesAreMoreUrgent) {
 TEST(DscpTable, RejectsCodepointAbove63) {
   DscpTable t = DscpTable::defaults();
   t.protected_dscp[3] = 64;
-  EXPECT_INVALID(t.validate(), "protected_dscp[3]", "64", "63");
+  EXPECT_INVALID_OPTION(t.validate(), "DscpTable.protected_dscp[3] must be <= 63, got 64");
 
   t = DscpTable::defaults();
   t.drop_eligible_dscp[7] = 200;
-  EXPECT_INVALID(t.validate(), "drop_eligible_dscp[7]", "200");
+  EXPECT_INVALID_OPTION(t.validate(), "drop_eligible_dscp[7]", "200");
 
   t = DscpTable::defaults();
   t.control_dscp = 64;
-  EXPECT_INVALID(t.validate(), "control_dscp", "64");
+  EXPECT_INVALID_OPTION(t.validate(), "control_dscp", "64");
 }
 
 TEST(DscpTable, RejectsCollidingDataSlots) {
   DscpTable t = DscpTable::defaults();
   t.drop_eligible_dscp[2] = t.protected_dscp[5];  // 18
-  EXPECT_INVALID(t.validate(), "drop_eligible_dscp[2]", "protected_dscp[5]", "18");
+  EXPECT_INVALID_OPTION(
+      t.validate(), "DscpTable.drop_eligible_dscp[2] must differ from protected_dscp[5], got 18");
 
   t = DscpTable::defaults();
   t.protected_dscp[6] = t.protected_dscp[1];  // 50
-  EXPECT_INVALID(t.validate(), "protected_dscp[6]", "protected_dscp[1]", "50");
+  EXPECT_INVALID_OPTION(t.validate(), "protected_dscp[6]", "protected_dscp[1]", "50");
 
   t = DscpTable::defaults();
   t.drop_eligible_dscp[4] = t.drop_eligible_dscp[0];  // 62
-  EXPECT_INVALID(t.validate(), "drop_eligible_dscp[4]", "drop_eligible_dscp[0]", "62");
+  EXPECT_INVALID_OPTION(t.validate(), "drop_eligible_dscp[4]", "drop_eligible_dscp[0]", "62");
 
   // An all-zero table (the struct's value-initialised state) is not a valid table.
   DscpTable zero;
   zero.protected_dscp = {};
   zero.drop_eligible_dscp = {};
-  EXPECT_INVALID(zero.validate(), "collides");
+  EXPECT_INVALID_OPTION(zero.validate(), "must differ from");
 }
 
 TEST(DscpTable, RejectsControlCollidingWithData) {
   DscpTable t = DscpTable::defaults();
   t.control_dscp = t.drop_eligible_dscp[0];  // 62
-  EXPECT_INVALID(t.validate(), "control_dscp", "62", "drop_eligible_dscp[0]");
+  EXPECT_INVALID_OPTION(t.validate(), "control_dscp", "62", "drop_eligible_dscp[0]");
 }
 
 TEST(DscpTable, AcceptsACustomTable) {
@@ -141,15 +164,16 @@ TEST(PolicyOptions, ValidatesShareAndTable) {
   config.protected_share = 1.0;
   EXPECT_NO_THROW(config.validate());
   config.protected_share = 1.5;
-  EXPECT_INVALID(config.validate(), "protected_share", "1.5");
+  EXPECT_INVALID_OPTION(config.validate(),
+                        "PolicyOptions.protected_share must be within [0, 1], got 1.5");
   config.protected_share = -0.25;
-  EXPECT_INVALID(config.validate(), "protected_share", "-0.25");
+  EXPECT_INVALID_OPTION(config.validate(), "protected_share", "-0.25");
   config.protected_share = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_INVALID(config.validate(), "protected_share", "nan");
+  EXPECT_INVALID_OPTION(config.validate(), "protected_share", "nan");
 
   config.protected_share = 0.5;
   config.dscp.protected_dscp[0] = 99;
-  EXPECT_INVALID(config.validate(), "protected_dscp[0]", "99");
+  EXPECT_INVALID_OPTION(config.validate(), "protected_dscp[0]", "99");
 }
 
 // ---------------------------------------------------------------- TOS bytes
@@ -474,6 +498,27 @@ TEST(Budget, PpmRejectsOutOfRange) {
   EXPECT_INVALID(budget_ppm(1.5), "fraction", "1.5");
   EXPECT_INVALID(budget_ppm(std::nan("")), "fraction", "nan");
   EXPECT_INVALID(budget_ppm(std::numeric_limits<double>::infinity()), "fraction", "inf");
+}
+
+TEST(Budget, FractionIsThePpmInverse) {
+  EXPECT_EQ(budget_fraction(0), 0.0);
+  EXPECT_EQ(budget_fraction(1'000'000), 1.0);
+  EXPECT_EQ(budget_fraction(500'000), 0.5);
+  EXPECT_EQ(budget_fraction(50'000), 0.05);  // the nearest double to 0.05, as 50000 / 1e6 is
+  EXPECT_EQ(budget_fraction(1), 1e-6);
+  // Every ppm comes back unchanged through the fraction.
+  for (std::uint32_t ppm = 0; ppm <= kPpm; ++ppm) {
+    ASSERT_EQ(budget_ppm(budget_fraction(ppm)), ppm) << ppm;
+  }
+  // A fraction comes back to within half a ppm (budget_ppm's rounding).
+  for (const double fraction : {0.0, 0.006, 0.035, 0.1, 0.3, 1.0, 0.4e-6, 1.6e-6, 0.9999994}) {
+    EXPECT_NEAR(budget_fraction(budget_ppm(fraction)), fraction, 0.5e-6) << fraction;
+  }
+}
+
+TEST(Budget, FractionRejectsPpmAboveOneMillion) {
+  EXPECT_INVALID(budget_fraction(1'000'001), "ppm", "1000001");
+  EXPECT_INVALID(budget_fraction(std::numeric_limits<std::uint32_t>::max()), "4294967295");
 }
 
 TEST(Budget, AllowedMissingFixedValues) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "dlcp/error.hpp"
+
 #include <chrono>
 #include <limits>
 #include <stdexcept>
@@ -389,7 +391,7 @@ TEST(ReceiverShare, APeerPartWayThroughARoundCountsForItsWholeWindow) {
 std::string validate_message(const RateControlConfig& c) {
   try {
     c.validate();
-  } catch (const std::invalid_argument& e) {
+  } catch (const dlcp::Error& e) {
     return e.what();
   }
   return "";
@@ -441,7 +443,7 @@ TEST(RateControlOptions, RejectsBadValuesNamingTheField) {
     k.mutate(c);
     const std::string message = validate_message(c);
     EXPECT_NE(message.find(k.field), std::string::npos) << k.field << ": " << message;
-    EXPECT_THROW(RateController{c}, std::invalid_argument);
+    EXPECT_THROW(RateController{c}, dlcp::Error);
   }
   RateControlConfig c = config();
   c.decrease = nan;

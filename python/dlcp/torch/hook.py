@@ -27,7 +27,7 @@ import torch.distributed as dist
 
 from .. import _core
 from ..errors import InvalidArgumentError
-from ..options import wire_dtype
+from ..options import collective_options, wire_dtype
 from .jobs import CollectiveTotals
 from .layers import bucket_slices, layer_budgets, layer_positions
 from .metrics import per_item, share, summarize_totals
@@ -94,11 +94,8 @@ class HookState:
             self.budgets = layer_budgets(loss_budget, self.num_layers)
         except ValueError as error:
             raise InvalidArgumentError(f"dlcp.torch.HookState: {error}") from None
-        if not 0.0 <= broadcast_loss_budget <= 1.0:
-            raise InvalidArgumentError(
-                "dlcp.torch.HookState: broadcast_loss_budget must be within [0, 1], got "
-                f"{broadcast_loss_budget}"
-            )
+        # It goes into the hook's CollectiveOptions, whose validate() checks the range.
+        collective_options(broadcast_loss_budget=broadcast_loss_budget)
         if resync_every is None:
             resync_every = 50 if broadcast_loss_budget > 0 else 0
         if resync_every < 0:

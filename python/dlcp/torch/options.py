@@ -7,7 +7,7 @@ from ..options import (
     COMMUNICATOR_FIELDS,
     collective_options,
     communicator_options,
-    validated,
+    invalid_option,
 )
 from .address import default_advertise_host, default_bind_host
 
@@ -56,10 +56,18 @@ class Options:
             valid = ", ".join(sorted(set(BACKEND_FIELDS) | set(COMMUNICATOR_FIELDS)))
             raise InvalidArgumentError(f"unknown dlcp.torch option {unknown[0]!r} (valid: {valid})")
         # Server ranks would have to call serve() instead of taking part in torch's collectives.
-        if kwargs.get("servers") or str(kwargs.get("algorithm", "")).lower() in PARAMETER_SERVER:
-            raise InvalidArgumentError(
-                "dlcp.torch.Options: the parameter-server algorithm (servers, algorithm='ps') is "
-                "not available to torch; use algorithm='ring' or 'tar'"
+        if kwargs.get("servers"):
+            invalid_option(
+                "dlcp.torch.Options.servers",
+                "must be 0 (torch has no parameter-server ranks)",
+                kwargs["servers"],
+            )
+        if str(kwargs.get("algorithm", "")).lower() in PARAMETER_SERVER:
+            invalid_option(
+                "dlcp.torch.Options.algorithm",
+                "must be 'ring' or 'tar' (the parameter-server algorithm is not available to "
+                "torch)",
+                kwargs["algorithm"],
             )
         self._backend = {k: v for k, v in kwargs.items() if k in BACKEND_FIELDS}
         self._communicator = {k: v for k, v in kwargs.items() if k in COMMUNICATOR_FIELDS}
@@ -101,12 +109,11 @@ class Options:
         fields = dict(self._backend)
         lossy_min_entries = fields.pop("lossy_min_entries", 1024)
         if not isinstance(lossy_min_entries, int) or lossy_min_entries < 0:
-            raise InvalidArgumentError(
-                "dlcp.torch.Options: lossy_min_entries must be an integer >= 0, got "
-                f"{lossy_min_entries!r}"
+            invalid_option(
+                "dlcp.torch.Options.lossy_min_entries", "must be an integer >= 0", lossy_min_entries
             )
         communicator = self.communicator_options(timeout, resolve_hosts)
-        validated(lambda: communicator.validate(world_size), "dlcp.torch.Options")
+        communicator.validate(world_size)
         # The rest are CollectiveOptions fields (loss_budget, layer, num_layers, aggregation,
         # deadline_ms, wire, hadamard_rotation): the C++ checks name them.
         gradient = collective_options(**fields)
