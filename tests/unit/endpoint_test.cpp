@@ -1,0 +1,281 @@
+// protocol::Endpoint driven directly, two hosts wired back to back on fixed instants: what a
+// driver sees come out for reliable transfers, recovery rounds, the loss budget, deadlines,
+// early arrivals and lost peers.
+#include "protocol/endpoint.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <vector>
+
+#include "wire/values.hpp"
+
+namespace dlcp::protocol {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr std::uint16_t kStride = 100;  // float32 values per packet
+
+EndpointOptions options_of(int rank) {
+  EndpointOptions options;
+  options.rank = rank;
+  options.world_size = 2;
+  options.job_token = 7;
+  options.receive_rate = 1.25e9;
+  return options;
+}
+
+PeerLink link() {
+  PeerLink link;
+  link.address = "test";
+  link.stride = kStride;
+  link.datagram_bytes = wire::kDataHeaderBytes + kStride * wire::kFloatBytes;
+  link.send_paths = 2;
+  link.receive_paths = 2;
+  return link;
+}
+
+// Two endpoints and the wire between them: a driver with nothing of its own to decide. `drop`
+// chooses the data packets the wire loses.
+struct Wire {
+  Endpoint a{options_of(0)};
+  Endpoint b{options_of(1)};
+  TimePoint now = TimePoint(std::chrono::seconds(100));
+  std::vector<Completed> done_a;
+  std::vector<Completed> done_b;
+  std::vector<OutgoingControl> frames_a;  // control frames each side sent
+  std::vector<OutgoingControl> frames_b;
+  std::function<bool(const wire::DataHeader&)> drop = [](const wire::DataHeader&) { return false; };
+
+  Wire() {
+    a.on_peer_joined(1, link(), now);
+    b.on_peer_joined(0, link(), now);
+  }
+
+  Endpoint& other(Endpoint& e) { return &e == &a ? b : a; }
+
+  // Moves everything that may leave now; true when anything moved.
+  bool step(Endpoint& from) {
+    bool moved = false;
+    Burst burst;
+    while (from.next_burst(now, burst)) {
+      moved = true;
+      burst.run_sent.assign(burst.runs.size(), 1);
+      for (const OutgoingPacket& packet : burst.packets) {
+        if (drop(packet.header)) continue;
+        std::vector<std::byte> datagram(wire::kDataHeaderBytes + packet.header.payload_bytes);
+        wire::encode_data_header(packet.header, datagram);
+        wire::encode_values(packet.values, packet.header.wire,
+                            std::span(datagram).subspan(wire::kDataHeaderBytes));
+        const auto header =
+            wire::decode_data_packet(datagram, {7, packet.header.dst_rank, 2, false});
+        EXPECT_TRUE(header.has_value());
+        other(from).on_datagram(*header, datagram, packet.tos, 0, now);
+      }
+      from.burst_sent(burst, now);
+    }
+    EndpointOutputs out;
+    from.take_outputs(out);
+    moved = moved || !out.empty();
+    auto& frames = &from == &a ? frames_a : frames_b;
+    auto& done = &from == &a ? done_a : done_b;
+    for (auto& frame : out.control) {
+      frames.push_back(frame);
+      if (other(from).connected(&from == &a ? 0 : 1)) {
+        other(from).on_control(&from == &a ? 0 : 1, frame.message, now);
+      }
+    }
+    for (auto& completed : out.completions) done.push_back(std::move(completed));
+    return moved;
+  }
+
+  // Runs until both sides are idle, moving the clock to each one's next wake-up in turn, at most
+  // until `until`.
+  void run(TimePoint until) {
+    for (int guard = 0; guard < 100000; ++guard) {
+      while (step(a) || step(b)) {
+      }
+      TimePoint next = std::min(a.next_timeout(now), b.next_timeout(now));
+      for (Endpoint* e : {&a, &b}) {
+        if (const auto send = e->next_send(now)) next = std::min(next, *send);
+      }
+      if (next > until) return;
+      now = std::max(now, next);
+      a.on_timeout(now);
+      b.on_timeout(now);
+    }
+    FAIL() << "the exchange did not come to rest";
+  }
+};
+
+std::vector<float> ramp(std::size_t n) {
+  std::vector<float> values(n);
+  for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<float>(i % 977) - 400.0f;
+  return values;
+}
+
+SendRequest send_of(std::span<const float> values, double budget = 0) {
+  SendRequest request;
+  request.key = {1, 42};
+  request.token = 1;
+  request.values = values;
+  request.total_floats = static_cast<std::uint32_t>(values.size());
+  request.options.loss_budget = budget;
+  return request;
+}
+
+ReceiveRequest receive_of(std::span<float> values, double budget = 0) {
+  ReceiveRequest request;
+  request.key = {0, 42};
+  request.token = 2;
+  request.values = values;
+  request.total_floats = static_cast<std::uint32_t>(values.size());
+  request.options.loss_budget = budget;
+  return request;
+}
+
+TEST(Endpoint, ReliableTransferArrivesWholeInOneRound) {
+  Wire wire;
+  const auto sent = ramp(10'000);
+  std::vector<float> got(sent.size());
+  wire.b.post_receive(receive_of(got), wire.now);
+  wire.a.post_send(send_of(sent), wire.now);
+  wire.run(wire.now + milliseconds(100));
+  ASSERT_EQ(wire.done_a.size(), 1u);
+  ASSERT_EQ(wire.done_b.size(), 1u);
+  EXPECT_FALSE(wire.done_b[0].error);
+  EXPECT_EQ(wire.done_b[0].token, 2u);
+  EXPECT_EQ(wire.done_b[0].result.stats.completion, Completion::kComplete);
+  EXPECT_EQ(wire.done_b[0].result.stats.rounds, 0u);
+  EXPECT_EQ(wire.done_a[0].result.stats.packets_sent, 100u);
+  EXPECT_EQ(got, sent);
+}
+
+TEST(Endpoint, LostPacketsComeBackInARecoveryRound) {
+  Wire wire;
+  wire.drop = [](const wire::DataHeader& h) { return h.round == 0 && h.seq % 3 == 0; };
+  const auto sent = ramp(10'000);
+  std::vector<float> got(sent.size());
+  wire.b.post_receive(receive_of(got), wire.now);
+  wire.a.post_send(send_of(sent), wire.now);
+  wire.run(wire.now + milliseconds(100));
+  ASSERT_EQ(wire.done_b.size(), 1u);
+  EXPECT_FALSE(wire.done_b[0].error);
+  EXPECT_EQ(wire.done_b[0].result.stats.rounds, 1u);
+  EXPECT_EQ(wire.done_a[0].result.stats.packets_retransmitted, 34u);  // seq 0, 3, ..., 99
+  EXPECT_EQ(got, sent);
+  // The receiver asked once, and only after the sender's round ended.
+  int reports = 0;
+  for (const auto& frame : wire.frames_b) {
+    if (std::holds_alternative<wire::MissingRanges>(frame.message)) ++reports;
+  }
+  EXPECT_EQ(reports, 1);
+}
+
+TEST(Endpoint, BudgetSettlesWithoutTheLostDropEligiblePackets) {
+  Wire wire;
+  // Every drop-eligible packet of the first round is lost: the budget covers at most half.
+  wire.drop = [](const wire::DataHeader& h) { return h.round == 0 && !h.is_protected(); };
+  const auto sent = ramp(10'000);
+  std::vector<float> got(sent.size(), 0.0f);
+  wire.b.post_receive(receive_of(got, 0.2), wire.now);
+  wire.a.post_send(send_of(sent, 0.2), wire.now);
+  wire.run(wire.now + milliseconds(100));
+  ASSERT_EQ(wire.done_b.size(), 1u);
+  ASSERT_FALSE(wire.done_b[0].error);
+  const MessageResult& result = wire.done_b[0].result;
+  EXPECT_EQ(result.stats.completion, Completion::kBoundReached);
+  EXPECT_EQ(result.stats.protected_missing, 0u);
+  EXPECT_LE(result.stats.entries_missing, 2'000u);  // floor(0.2 * 10000)
+  EXPECT_GT(result.stats.entries_missing, 0u);
+  std::uint64_t listed = 0;
+  for (const auto& range : result.missing) {
+    listed += range.count;
+    for (std::uint64_t i = range.first; i < range.first + range.count; ++i) {
+      EXPECT_EQ(got[i], 0.0f);  // left untouched
+    }
+  }
+  EXPECT_EQ(listed, result.stats.entries_missing);
+  // The sender heard the Stop: its message ended too, within budget.
+  ASSERT_EQ(wire.done_a.size(), 1u);
+  EXPECT_EQ(wire.done_a[0].result.stats.completion, Completion::kBoundReached);
+}
+
+TEST(Endpoint, ReceiveFailsExactlyAtItsDeadline) {
+  Wire wire;
+  std::vector<float> got(1000);
+  ReceiveRequest request = receive_of(got);
+  request.options.deadline = milliseconds(250);
+  const TimePoint posted = wire.now;
+  wire.b.post_receive(request, posted);
+  EXPECT_EQ(wire.b.next_timeout(posted), posted + milliseconds(250));
+  wire.b.on_timeout(posted + milliseconds(250) - std::chrono::nanoseconds(1));
+  EndpointOutputs out;
+  wire.b.take_outputs(out);
+  EXPECT_TRUE(out.completions.empty());
+  wire.b.on_timeout(posted + milliseconds(250));
+  wire.b.take_outputs(out);
+  ASSERT_EQ(out.completions.size(), 1u);
+  ASSERT_TRUE(out.completions[0].error);
+  EXPECT_EQ(out.completions[0].error->code(), ErrorCode::kDeadline);
+  EXPECT_NE(std::string(out.completions[0].error->what()).find("no packets at all"),
+            std::string::npos);
+}
+
+TEST(Endpoint, ArrivalsBeforeTheReceiveIsPostedAreHeldAndReplayed) {
+  Wire wire;
+  const auto sent = ramp(5'000);
+  std::vector<float> got(sent.size());
+  wire.a.post_send(send_of(sent), wire.now);
+  wire.run(wire.now + milliseconds(1));
+  EXPECT_TRUE(wire.done_b.empty());
+  TransportCounters held;
+  wire.b.add_counters(held);
+  EXPECT_EQ(held.backlog_packets, 50u);
+  wire.b.post_receive(receive_of(got), wire.now);
+  wire.run(wire.now + milliseconds(100));
+  ASSERT_EQ(wire.done_b.size(), 1u);
+  EXPECT_FALSE(wire.done_b[0].error);
+  EXPECT_EQ(got, sent);
+}
+
+TEST(Endpoint, ALostPeerFailsItsTransfersAndIsReportedOnce) {
+  Wire wire;
+  const auto sent = ramp(1'000);
+  wire.a.post_send(send_of(sent), wire.now);
+  wire.a.on_peer_lost(1, "closed the control connection", ErrorCode::kPeerLost, wire.now);
+  EndpointOutputs out;
+  wire.a.take_outputs(out);
+  ASSERT_EQ(out.lost_peers.size(), 1u);
+  EXPECT_TRUE(out.lost_peers[0].job_failure);
+  ASSERT_EQ(out.completions.size(), 1u);
+  EXPECT_EQ(out.completions[0].error->code(), ErrorCode::kPeerLost);
+  ASSERT_TRUE(wire.a.first_failure());
+  // A second loss of the same peer changes nothing; a send to it is refused at once.
+  wire.a.on_peer_lost(1, "again", ErrorCode::kPeerLost, wire.now);
+  wire.a.post_send(send_of(sent), wire.now);
+  wire.a.take_outputs(out);
+  EXPECT_TRUE(out.lost_peers.empty());
+  ASSERT_EQ(out.completions.size(), 1u);
+  EXPECT_EQ(out.completions[0].error->code(), ErrorCode::kPeerLost);
+}
+
+TEST(Endpoint, AbortFailsEverythingAndTellsThePeer) {
+  Wire wire;
+  const auto sent = ramp(1'000);
+  std::vector<float> got(sent.size());
+  wire.a.post_send(send_of(sent), wire.now);
+  wire.b.post_receive(receive_of(got), wire.now);
+  wire.b.abort("test", wire.now);
+  EndpointOutputs out;
+  wire.b.take_outputs(out);
+  ASSERT_EQ(out.completions.size(), 1u);
+  EXPECT_EQ(out.completions[0].error->code(), ErrorCode::kAborted);
+  bool told = false;
+  for (const auto& frame : out.control) told |= std::holds_alternative<wire::Abort>(frame.message);
+  EXPECT_TRUE(told);
+}
+
+}  // namespace
+}  // namespace dlcp::protocol
