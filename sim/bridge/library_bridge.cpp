@@ -1,14 +1,17 @@
 // Compiled as C++20 (the library's headers need it) and without any ns-3 header: forwards the
 // simulator's calls to the library's own policy, protocol core and block-layout code.
 #include <chrono>
+#include <cstring>
 
 #include "../src/library.hpp"
 #include "collectives/block_layout.hpp"
 #include "policy/policy.hpp"
-#include "protocol/delivery_meter.hpp"
-#include "protocol/message_receiver.hpp"
-#include "protocol/message_sender.hpp"
-#include "protocol/peer_pacing.hpp"
+#include <limits>
+#include <variant>
+
+#include "protocol/endpoint.hpp"
+#include "wire/control.hpp"
+#include "wire/data_header.hpp"
 #include "switch/switch_plan.hpp"
 
 namespace dlcp::sim::library {
@@ -91,181 +94,229 @@ std::uint32_t budget_ppm(double fraction) {
   return dlcp::policy::budget_ppm(fraction);
 }
 
-bool is_ce_marked(std::uint8_t tos) {
-  return dlcp::policy::is_ce_marked(tos);
-}
-
-double offered_share(double receive_rate, std::size_t active_senders) {
-  return dlcp::protocol::offered_share(receive_rate, active_senders);
-}
-
-std::int64_t sending_window_ns(std::int64_t feedback_interval_ns, double receive_rate,
-                               std::size_t counted_senders, std::uint64_t datagram_bytes) {
-  return dlcp::protocol::sending_window(dlcp::Duration(feedback_interval_ns), receive_rate,
-                                        counted_senders, datagram_bytes)
-      .count();
-}
-
-bool counts_as_sender(std::int64_t since_last_packet_ns, bool mid_round,
-                      std::int64_t feedback_interval_ns, std::int64_t sending_window_ns) {
-  return dlcp::protocol::counts_as_sender(dlcp::Duration(since_last_packet_ns), mid_round,
-                                          dlcp::Duration(feedback_interval_ns),
-                                          dlcp::Duration(sending_window_ns));
-}
-
-std::uint64_t packets_lost(std::uint64_t numbered, std::uint64_t arrived) {
-  return dlcp::protocol::packets_lost(numbered, arrived);
-}
-
 FloatRange aligned_part(std::size_t total, std::size_t parts, std::size_t block,
                         std::size_t index) {
   const dlcp::collectives::Range part = dlcp::collectives::aligned_part(total, parts, block, index);
   return FloatRange{part.begin, part.size};
 }
 
-std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t loss_budget_ppm) {
-  return dlcp::policy::allowed_missing_entries(total_entries, loss_budget_ppm);
-}
-
 namespace {
+
+static_assert(kDataHeaderBytes == dlcp::wire::kDataHeaderBytes);
+
 dlcp::TimePoint at(std::int64_t now_ns) {
   return dlcp::TimePoint(std::chrono::nanoseconds(now_ns));
 }
-}  // namespace
 
-struct MessageSender::State {
-  dlcp::protocol::MessageSender sender;
-};
-
-MessageSender::MessageSender(std::uint32_t total_floats, std::uint32_t stride_floats,
-                             std::vector<std::uint8_t> protected_flags) {
-  dlcp::policy::PacketRanking ranking;
-  ranking.send_order = dlcp::policy::first_round_order(protected_flags);
-  ranking.protected_flags = std::move(protected_flags);
-  state_ = std::make_unique<State>(State{dlcp::protocol::MessageSender(
-      total_floats, static_cast<std::uint16_t>(stride_floats), std::move(ranking))});
-}
-MessageSender::MessageSender(MessageSender&&) noexcept = default;
-MessageSender::~MessageSender() = default;
-
-bool MessageSender::has_next() const {
-  return state_->sender.has_next();
-}
-std::uint32_t MessageSender::take_next() {
-  return state_->sender.take_next();
-}
-bool MessageSender::sends_protected(std::uint32_t seq) const {
-  return state_->sender.sends_protected(seq);
-}
-std::uint32_t MessageSender::round() const {
-  return state_->sender.round();
-}
-std::uint32_t MessageSender::floats_in(std::uint32_t seq) const {
-  return state_->sender.floats_in(seq);
-}
-bool MessageSender::on_missing_ranges(std::uint32_t round, const std::vector<SeqRange>& ranges) {
-  std::vector<dlcp::wire::SeqRange> wire_ranges;
-  wire_ranges.reserve(ranges.size());
-  for (const auto& range : ranges) wire_ranges.push_back({range.first, range.count});
-  return state_->sender.on_missing_ranges(static_cast<std::uint16_t>(round), wire_ranges) ==
-         dlcp::protocol::MessageSender::ReportEffect::kNewRound;
+std::int64_t ns_of(dlcp::TimePoint time) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
 }
 
-struct MessageReceiver::State {
-  dlcp::protocol::MessageReceiver receiver;
-};
-
-MessageReceiver::MessageReceiver(std::uint32_t total_floats, std::uint32_t stride_floats,
-                                 std::uint32_t budget_ppm,
-                                 const std::vector<std::uint8_t>& protected_flags,
-                                 std::int64_t posted_ns)
-    : state_(std::make_unique<State>(
-          State{dlcp::protocol::MessageReceiver(total_floats, budget_ppm, at(posted_ns))})) {
-  auto& receiver = state_->receiver;
-  receiver.accept_shape(total_floats, static_cast<std::uint16_t>(stride_floats));
-  receiver.on_flow(dlcp::protocol::protected_bitmap(protected_flags), budget_ppm, at(posted_ns));
-}
-MessageReceiver::MessageReceiver(MessageReceiver&&) noexcept = default;
-MessageReceiver::~MessageReceiver() = default;
-
-bool MessageReceiver::on_packet(std::uint32_t seq, std::int64_t now_ns) {
-  if (state_->receiver.has_packet(seq)) return false;
-  state_->receiver.on_packet(seq, at(now_ns));
-  return true;
-}
-bool MessageReceiver::settles() const {
-  return state_->receiver.settles_alone(false);
-}
-void MessageReceiver::on_round_finished(std::uint32_t round, std::int64_t now_ns) {
-  state_->receiver.on_round_finished(static_cast<std::uint16_t>(round), at(now_ns));
-}
-std::int64_t MessageReceiver::report_due_ns(std::int64_t quiet_ns) const {
-  const auto due = state_->receiver.report_due(dlcp::Duration(quiet_ns));
-  return due ? due->time_since_epoch().count() : -1;
-}
-bool MessageReceiver::take_report(std::int64_t now_ns, std::int64_t quiet_ns, double path_loss,
-                                  std::uint32_t& round, std::vector<SeqRange>& ranges) {
-  const auto request =
-      state_->receiver.take_report(at(now_ns), dlcp::Duration(quiet_ns), path_loss, 0);
-  if (!request) return false;
-  round = request->round;
-  ranges.clear();
-  for (const auto& range : request->ranges) ranges.push_back({range.first, range.count});
-  return true;
-}
-bool MessageReceiver::mid_round() const {
-  return state_->receiver.mid_round();
-}
-std::uint64_t MessageReceiver::missing_floats() const {
-  return state_->receiver.tracker()->missing_floats();
+dlcp::protocol::EndpointOptions endpoint_options(const dlcp::PolicyOptions& policy,
+                                                 const HostEndpointOptions& o) {
+  dlcp::protocol::EndpointOptions e;
+  e.rank = o.rank;
+  e.world_size = o.world_size;
+  e.policy = policy;
+  e.rate.initial_rate = o.line_rate_bytes;
+  e.rate.max_rate = o.line_rate_bytes;
+  e.rate.min_rate = o.line_rate_bytes / 1000.0;
+  e.rate.receive_rate = o.line_rate_bytes;
+  e.rate.shared_band_pacing = o.shared_band_pacing;
+  e.feedback_interval = std::chrono::nanoseconds(o.feedback_interval_ns);
+  e.quiet_before_report = std::chrono::nanoseconds(o.quiet_before_report_ns);
+  e.burst_packets = o.burst_packets;
+  e.max_run_packets = o.max_run_packets;
+  e.datagram_overhead_bytes = o.datagram_overhead_bytes;
+  e.shared_band_dscps = o.shared_band_dscps;
+  e.receive_rate = o.line_rate_bytes;
+  e.offer_receive_share = o.offer_receive_share;
+  e.ecn_capable = o.ecn_capable;
+  e.drop_precedence = o.drop_precedence;
+  return e;
 }
 
-struct PeerPacing::State {
-  dlcp::protocol::PeerPacing pacing;
-};
-
-namespace {
-dlcp::RateControlOptions rates(double initial_rate, double min_rate, double max_rate,
-                               bool shared_band_pacing) {
-  dlcp::RateControlOptions options;
-  options.initial_rate = initial_rate;
-  options.min_rate = min_rate;
-  options.max_rate = max_rate;
-  options.shared_band_pacing = shared_band_pacing;
+dlcp::MessageOptions message_options(const Request& request) {
+  dlcp::MessageOptions options;
+  options.layer = request.layer;
+  options.num_layers = request.num_layers;
+  options.loss_budget = request.loss_budget;
+  options.deadline = std::chrono::milliseconds(request.deadline_ms);
+  options.budget_group = request.budget_group;
+  options.budget_group_size = request.budget_group_size;
   return options;
 }
+
 }  // namespace
 
-PeerPacing::PeerPacing(double initial_rate, double min_rate, double max_rate,
-                       bool shared_band_pacing, std::uint64_t datagram_bytes,
-                       std::int64_t feedback_interval_ns, std::int64_t now_ns)
-    : state_(std::make_unique<State>(State{dlcp::protocol::PeerPacing(
-          rates(initial_rate, min_rate, max_rate, shared_band_pacing), datagram_bytes,
-          dlcp::Duration(feedback_interval_ns), at(now_ns))})) {}
-PeerPacing::PeerPacing(PeerPacing&&) noexcept = default;
-PeerPacing::~PeerPacing() = default;
+struct HostEndpoint::State {
+  State(const dlcp::PolicyOptions& policy, const HostEndpointOptions& options)
+      : endpoint(endpoint_options(policy, options)),
+        expectations{0, static_cast<std::uint16_t>(options.rank),
+                     static_cast<std::uint32_t>(options.world_size), false} {}
+  dlcp::protocol::Endpoint endpoint;
+  dlcp::wire::DataExpectations expectations;
+  dlcp::protocol::Burst burst;
+  dlcp::protocol::EndpointOutputs outputs;
+  std::vector<std::byte> frame;     // scratch of take_outputs
+  std::vector<std::byte> datagram;  // a header, then zeros: never written beyond the header
+  HostCounters counters;
+};
 
-std::int64_t PeerPacing::wait_ns(bool shared_band, std::int64_t now_ns) {
-  return state_->pacing.wait(shared_band, at(now_ns)).count();
+HostEndpoint::HostEndpoint(const Policy& policy, const HostEndpointOptions& options)
+    : state_(std::make_unique<State>(policy.options_->value, options)) {}
+HostEndpoint::HostEndpoint(HostEndpoint&&) noexcept = default;
+HostEndpoint::~HostEndpoint() = default;
+
+void HostEndpoint::peer_joined(int peer, const PeerPath& path, std::int64_t now_ns) {
+  dlcp::protocol::PeerLink link;
+  link.address = "host " + std::to_string(peer);
+  link.datagram_bytes = path.datagram_bytes;
+  link.stride = path.stride;
+  link.send_paths = path.send_paths;
+  link.receive_paths = path.receive_paths;
+  state_->endpoint.on_peer_joined(peer, link, at(now_ns));
 }
-void PeerPacing::consume(std::uint64_t bytes, bool shared_band, std::int64_t now_ns) {
-  state_->pacing.consume(bytes, shared_band, at(now_ns));
+
+void HostEndpoint::post_send(const Request& request, std::int64_t now_ns) {
+  dlcp::protocol::SendRequest send;
+  send.key = {request.peer, request.message_id};
+  send.token = request.token;
+  send.total_floats = request.total_floats;
+  send.options = message_options(request);
+  if (!request.protected_flags.empty()) send.protected_flags = request.protected_flags;
+  state_->endpoint.post_send(std::move(send), at(now_ns));
 }
-void PeerPacing::on_report(std::int64_t interval_ns, std::uint64_t received_bytes,
-                           std::uint64_t received_packets, std::uint64_t lost_packets,
-                           std::uint64_t ce_marked, std::uint64_t shared_band_marks,
-                           double offered_rate, std::int64_t now_ns) {
-  dlcp::protocol::RateReport report;
-  report.feedback.interval = std::chrono::nanoseconds(interval_ns);
-  report.feedback.received_bytes = received_bytes;
-  report.feedback.received_packets = received_packets;
-  report.feedback.lost_packets = lost_packets;
-  report.feedback.ce_marked = ce_marked;
-  report.shared_band_marks = shared_band_marks;
-  report.offered_rate = offered_rate;
-  state_->pacing.on_report(report, at(now_ns));
+
+void HostEndpoint::post_receive(const Request& request, std::int64_t now_ns) {
+  dlcp::protocol::ReceiveRequest receive;
+  receive.key = {request.peer, request.message_id};
+  receive.token = request.token;
+  receive.total_floats = request.total_floats;
+  receive.options = message_options(request);
+  state_->endpoint.post_receive(std::move(receive), at(now_ns));
 }
-double PeerPacing::last_loss() const {
-  return state_->pacing.last_loss();
+
+bool HostEndpoint::next_burst(std::int64_t now_ns, std::vector<DataPacket>& packets) {
+  packets.clear();
+  dlcp::protocol::Burst& burst = state_->burst;
+  if (!state_->endpoint.next_burst(at(now_ns), burst)) return false;
+  for (const auto& run : burst.runs) {
+    for (std::size_t k = run.first; k < run.first + run.count; ++k) {
+      const dlcp::protocol::OutgoingPacket& packet = burst.packets[k];
+      DataPacket out;
+      out.peer = burst.peer;
+      out.path = run.path;
+      out.tos = packet.tos;
+      dlcp::wire::encode_data_header(packet.header, std::as_writable_bytes(std::span(out.header)));
+      out.payload_bytes = packet.header.payload_bytes;
+      out.message_id = packet.header.message_id;
+      out.seq = packet.header.seq;
+      out.flags = packet.header.flags;
+      out.retransmission = (packet.header.flags & dlcp::wire::data_flags::kRetransmission) != 0;
+      packets.push_back(out);
+    }
+  }
+  return true;
 }
+
+void HostEndpoint::burst_sent(std::int64_t now_ns) {
+  dlcp::protocol::Burst& burst = state_->burst;
+  burst.run_sent.assign(burst.runs.size(), 1);
+  state_->endpoint.burst_sent(burst, at(now_ns));
+}
+
+bool HostEndpoint::on_datagram(const std::uint8_t* header, std::size_t payload_bytes,
+                               std::uint8_t tos, std::size_t path, std::int64_t now_ns) {
+  std::vector<std::byte>& datagram = state_->datagram;
+  const std::size_t size = kDataHeaderBytes + payload_bytes;
+  if (datagram.size() < size) datagram.resize(size);  // new bytes are zero
+  std::memcpy(datagram.data(), header, kDataHeaderBytes);
+  const std::span<const std::byte> bytes(datagram.data(), size);
+  auto decoded = dlcp::wire::decode_data_packet(bytes, state_->expectations);
+  if (!decoded) {
+    ++state_->counters.rejected;
+    return false;
+  }
+  state_->endpoint.on_datagram(*decoded, bytes, tos, path, at(now_ns));
+  return true;
+}
+
+bool HostEndpoint::on_control(int peer, const std::uint8_t* bytes, std::size_t size,
+                              std::int64_t now_ns) {
+  const auto frame = std::as_bytes(std::span(bytes, size));
+  if (size < dlcp::wire::kControlLengthPrefixBytes) {
+    ++state_->counters.rejected;
+    return false;
+  }
+  const auto length =
+      dlcp::wire::decode_control_length(frame.first(dlcp::wire::kControlLengthPrefixBytes));
+  if (!length || *length != size - dlcp::wire::kControlLengthPrefixBytes) {
+    ++state_->counters.rejected;
+    return false;
+  }
+  auto message =
+      dlcp::wire::decode_control_body(frame.subspan(dlcp::wire::kControlLengthPrefixBytes));
+  if (!message) {
+    ++state_->counters.rejected;
+    return false;
+  }
+  state_->endpoint.on_control(peer, *message, at(now_ns));
+  return true;
+}
+
+void HostEndpoint::on_timeout(std::int64_t now_ns) {
+  state_->endpoint.on_timeout(at(now_ns));
+}
+
+std::int64_t HostEndpoint::next_timeout_ns(std::int64_t now_ns) const {
+  const dlcp::TimePoint next = state_->endpoint.next_timeout(at(now_ns));
+  if (next == dlcp::TimePoint::max()) return std::numeric_limits<std::int64_t>::max();
+  return ns_of(next);
+}
+
+std::int64_t HostEndpoint::next_send_ns(std::int64_t now_ns) {
+  const auto next = state_->endpoint.next_send(at(now_ns));
+  return next ? ns_of(*next) : -1;
+}
+
+bool HostEndpoint::has_outputs() const {
+  return state_->endpoint.has_outputs();
+}
+
+void HostEndpoint::take_outputs(HostOutputs& out) {
+  out.clear();
+  dlcp::protocol::EndpointOutputs& outputs = state_->outputs;
+  state_->endpoint.take_outputs(outputs);
+  for (const auto& control : outputs.control) {
+    if (std::holds_alternative<dlcp::wire::MissingRanges>(control.message)) {
+      ++state_->counters.missing_reports;
+    } else if (const auto* feedback = std::get_if<dlcp::wire::RateFeedback>(&control.message)) {
+      state_->counters.shared_band_marks += feedback->ce_marked_shared_band;
+    }
+    state_->frame.clear();
+    dlcp::wire::encode_control(control.message, state_->frame);
+    ControlFrame frame;
+    frame.peer = control.peer;
+    frame.bytes.resize(state_->frame.size());
+    std::memcpy(frame.bytes.data(), state_->frame.data(), state_->frame.size());
+    out.control.push_back(std::move(frame));
+  }
+  for (const auto& done : outputs.completions) {
+    Completion completion;
+    completion.token = done.token;
+    completion.is_send = done.is_send;
+    completion.ok = !done.error.has_value();
+    if (done.error) completion.error = done.error->what();
+    completion.entries_missing = done.result.stats.entries_missing;
+    out.completions.push_back(std::move(completion));
+  }
+  for (const auto& lost : outputs.lost_peers) out.lost_peers.push_back(lost.peer);
+  outputs.clear();
+}
+
+const HostCounters& HostEndpoint::counters() const {
+  return state_->counters;
+}
+
 }  // namespace dlcp::sim::library

@@ -1,31 +1,45 @@
 #include "dlcp_transport.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <limits>
 
-#include "dlcp_tags.hpp"
 #include "ns3/inet-socket-address.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/socket.h"
 #include "ns3/udp-socket-factory.h"
-#include "protocol/send_queue.hpp"
 
 namespace dlcp::sim {
 
 namespace {
 
 constexpr std::uint32_t kIpUdpHeaderBytes = 28;
-constexpr std::uint32_t kDlcpHeaderBytes = 40;   // docs/protocol.md, data header
-constexpr std::uint32_t kControlBaseBytes = 32;  // control header + fixed fields
+constexpr std::uint32_t kDlcpHeaderBytes = 40;  // docs/protocol.md, data header
 constexpr std::uint16_t kControlPort = 9999;
 constexpr std::uint16_t kDataPortBase = 10000;
-constexpr std::uint8_t kEcnMask = 0b11;  // the ECN field of the TOS byte, cleared by --ablate ecn
+
+// The control channel's own header before each frame: u8 kind, u16 sender, u32 sequence number
+// (kFrame) or the next sequence number expected (kAck), little-endian.
+constexpr std::uint8_t kFrame = 0;
+constexpr std::uint8_t kAck = 1;
+constexpr std::size_t kChannelHeaderBytes = 7;
 
 ns3::Time transmit_time(std::uint32_t bytes, double rate_bits_per_s) {
   return ns3::Seconds(bytes * 8.0 / rate_bits_per_s);
+}
+
+std::int64_t now_ns() {
+  return ns3::Simulator::Now().GetNanoSeconds();
+}
+
+void put_channel_header(std::uint8_t* out, std::uint8_t kind, int from, std::uint32_t value) {
+  out[0] = kind;
+  out[1] = static_cast<std::uint8_t>(from & 0xff);
+  out[2] = static_cast<std::uint8_t>((from >> 8) & 0xff);
+  for (int i = 0; i < 4; ++i) out[3 + i] = static_cast<std::uint8_t>((value >> (8 * i)) & 0xff);
 }
 
 }  // namespace
@@ -34,100 +48,85 @@ std::uint32_t dlcp_packet_floats(std::uint32_t mtu) {
   return (mtu - kIpUdpHeaderBytes - kDlcpHeaderBytes) / 4;
 }
 
-// One message, as both ends know it. The sender fills it when posting (the library sends these
-// facts in FlowStart over its control channel); the sender's and the receiver's protocol state are
-// the library's own (library::MessageSender, library::MessageReceiver), and the receiver learns of
-// packets only through the network.
-struct DlcpTransport::OutMessage {
-  std::uint32_t index = 0;
+// A message the workload asked for: what the driver needs to hand it back. Its protocol state is
+// in the two endpoints (token = index here; message id = index on the wire).
+struct DlcpTransport::Record {
   Message message;
   Delivered on_delivered;
-  int priority_class = 0;
-  std::uint64_t post_order = 0;
-  std::uint8_t protected_tos = 0;
-  std::uint8_t eligible_tos = 0;
-  bool shared_band = false;  // paced by its peer's shared-band pacer as well (shared_band_pacer)
   ns3::Time posted;
-
-  // Sender: freed once the receiver's Stop arrives.
-  std::unique_ptr<library::MessageSender> sender;
-  bool sender_done = false;
-  ns3::EventId retry;
-
-  // Receiver: freed once settled.
-  std::unique_ptr<library::MessageReceiver> receiver;
-  bool settled = false;
-  bool mid_round = false;  // as last counted in its source's messages_mid_round
-  ns3::Time last_stop;
-  std::uint32_t report_round = 0;
-  ns3::EventId report;
-};
-
-struct DlcpTransport::ControlMessage {
-  enum class Type { kRoundFinished, kMissingRanges, kStop, kRateFeedback };
-  ControlMessage(Type t, std::uint32_t m, std::uint32_t r) : type(t), message(m), round(r) {}
-
-  Type type;
-  int from = 0;  // set by send_control
-  int to = 0;
-  std::uint32_t message = 0;
-  std::uint32_t round = 0;
-  std::vector<library::SeqRange> missing;  // kMissingRanges: packets to resend
-  struct {
-    std::uint64_t bytes = 0, packets = 0, lost = 0, ce = 0;
-    std::uint64_t shared_ce = 0;  // of ce, in the band the background shares
-    double offered_rate = 0;      // bytes/s, 0 = no cap
-  } feedback;                     // kRateFeedback
 };
 
 struct DlcpTransport::Host {
-  struct Peer {  // a destination, as its sender sees it
-    std::unique_ptr<library::PeerPacing> pacing;
-    std::uint64_t counter = 0;
+  // One direction of a host pair's control channel.
+  struct OutChannel {
+    std::uint32_t next_seq = 0;
+    std::deque<std::pair<std::uint32_t, std::vector<std::uint8_t>>> unacked;
+    ns3::EventId retry;
   };
-  struct Source {  // a sender, as its receiver sees it, for rate feedback
-    std::uint64_t bytes = 0;
-    std::uint64_t packets = 0;
-    std::uint64_t ce = 0;
-    std::uint64_t shared_ce = 0;  // marks in the background's band (shared_band_pacer)
-    std::uint64_t highest_counter = 0;
-    std::uint64_t counter_at_report = 0;
-    ns3::Time last_arrival = ns3::Time::Min();
-    int messages_mid_round = 0;
+  struct InChannel {
+    std::uint32_t expected = 0;
+    std::map<std::uint32_t, std::vector<std::uint8_t>> early;  // arrived out of order
   };
 
   int index = 0;
   ns3::Ptr<ns3::Node> node;
+  std::unique_ptr<library::HostEndpoint> endpoint;
   std::vector<ns3::Ptr<ns3::Socket>> data_sockets;
   ns3::Ptr<ns3::Socket> control_socket;
-  // The library's send order (protocol::SendQueue, header-only and C++17, so included here).
-  protocol::SendQueue<OutMessage> send_queue;
   ns3::Time nic_free;
   ns3::EventId send_event;
-  std::uint32_t next_path = 0;
-  std::unordered_map<int, Peer> peers;
-  std::map<int, Source> sources;
-  ns3::EventId feedback_event;
-  std::size_t counted_senders = 0;  // at the last report: the share the offers in force give
+  ns3::EventId timeout_event;
+  std::vector<OutChannel> out;  // by peer
+  std::vector<InChannel> in;    // by peer
 };
 
 DlcpTransport::DlcpTransport(const Topology& topology, const library::Policy& policy,
                              const DlcpSimConfig& config, FlowLog& log, std::uint64_t seed)
     : topology_(topology), policy_(policy), config_(config), log_(log), rng_(seed) {
   const auto mtu = topology.hosts.Get(0)->GetDevice(1)->GetMtu();
-  payload_bytes_ = dlcp_packet_floats(mtu) * 4;
+  stride_ = dlcp_packet_floats(mtu);
+  const int hosts = static_cast<int>(topology.hosts.GetN());
 
-  for (std::uint32_t h = 0; h < topology.hosts.GetN(); ++h) {
+  library::HostEndpointOptions options;
+  options.world_size = hosts;
+  options.line_rate_bytes = line_rate_bytes();
+  options.shared_band_pacing = config_.shared_band_pacer;
+  options.feedback_interval_ns = micros(config_.feedback_interval_us).GetNanoSeconds();
+  options.quiet_before_report_ns = micros(config_.quiet_before_report_us).GetNanoSeconds();
+  options.offer_receive_share = config_.receiver_share;
+  options.ecn_capable = config_.ecn_capable;
+  options.drop_precedence = config_.drop_precedence;
+  options.shared_band_dscps = topology_.bands.shares_best_effort;
+  options.datagram_overhead_bytes = kIpUdpHeaderBytes;
+  options.burst_packets = 1;
+  options.max_run_packets = 1;
+
+  library::PeerPath path;
+  path.datagram_bytes = kDlcpHeaderBytes + stride_ * 4;
+  path.stride = static_cast<std::uint16_t>(stride_);
+  path.send_paths = static_cast<std::size_t>(config_.paths);
+  path.receive_paths = static_cast<std::size_t>(config_.paths);
+
+  const std::int64_t now = now_ns();
+  for (int h = 0; h < hosts; ++h) {
     auto host = std::make_unique<Host>();
-    host->index = static_cast<int>(h);
-    host->node = topology.hosts.Get(h);
+    host->index = h;
+    host->node = topology.hosts.Get(static_cast<std::uint32_t>(h));
+    options.rank = h;
+    host->endpoint = std::make_unique<library::HostEndpoint>(policy_, options);
+    for (int peer = 0; peer < hosts; ++peer) {
+      if (peer != h) host->endpoint->peer_joined(peer, path, now);
+    }
+    host->out.resize(static_cast<std::size_t>(hosts));
+    host->in.resize(static_cast<std::size_t>(hosts));
     const auto udp = ns3::UdpSocketFactory::GetTypeId();
-    for (int path = 0; path < config_.paths; ++path) {
+    for (int p = 0; p < config_.paths; ++p) {
       auto socket = ns3::Socket::CreateSocket(host->node, udp);
       socket->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(),
-                                          static_cast<std::uint16_t>(kDataPortBase + path)));
+                                          static_cast<std::uint16_t>(kDataPortBase + p)));
       socket->SetIpRecvTos(true);  // to see CE marks
       socket->SetRecvCallback(ns3::MakeCallback(&DlcpTransport::on_data_readable, this));
+      data_socket_of_[ns3::PeekPointer(socket)] = {h, static_cast<std::size_t>(p)};
       host->data_sockets.push_back(socket);
     }
     host->control_socket = ns3::Socket::CreateSocket(host->node, udp);
@@ -140,373 +139,272 @@ DlcpTransport::DlcpTransport(const Topology& topology, const library::Policy& po
 
 DlcpTransport::~DlcpTransport() = default;
 
-std::uint64_t DlcpTransport::full_packet() const {
-  return payload_bytes_ + kDlcpHeaderBytes + kIpUdpHeaderBytes;
-}
-
-bool DlcpTransport::in_shared_band(std::uint8_t tos) const {
-  return topology_.bands.shares_best_effort[tos >> 2];
+DlcpCounters DlcpTransport::counters() const {
+  DlcpCounters c = counters_;
+  for (const auto& host : hosts_) {
+    const library::HostCounters& h = host->endpoint->counters();
+    c.missing_reports += h.missing_reports;
+    if (config_.shared_band_pacer) c.shared_band_marks += h.shared_band_marks;
+    c.rejected += h.rejected;
+  }
+  return c;
 }
 
 void DlcpTransport::send(const Message& message, Delivered on_delivered) {
-  auto out = std::make_unique<OutMessage>();
-  OutMessage& m = *out;
-  m.index = static_cast<std::uint32_t>(messages_.size());
-  m.message = message;
-  m.on_delivered = std::move(on_delivered);
-  m.posted = ns3::Simulator::Now();
-  m.post_order = post_order_++;
+  const auto index = static_cast<std::uint64_t>(messages_.size());
+  messages_.push_back({message, std::move(on_delivered), ns3::Simulator::Now()});
 
   const std::uint64_t bytes = std::max<std::uint64_t>(4, message.bytes / 4 * 4);
   const auto total_floats = static_cast<std::uint32_t>(bytes / 4);
-  const std::uint32_t stride = payload_bytes_ / 4;
-  const std::uint32_t packets = (total_floats + stride - 1) / stride;
+  const std::uint32_t packets = (total_floats + stride_ - 1) / stride_;
 
-  // The library's policy decides everything below.
-  m.priority_class = library::priority_class(message.layer, message.num_layers);
-  m.protected_tos = policy_.data_tos(m.priority_class, /*is_protected=*/true);
-  m.eligible_tos = policy_.data_tos(m.priority_class, /*is_protected=*/false);
-  if (!config_.drop_precedence) m.eligible_tos = m.protected_tos;
-  if (!config_.ecn_capable) {
-    m.protected_tos = static_cast<std::uint8_t>(m.protected_tos & ~kEcnMask);
-    m.eligible_tos = static_cast<std::uint8_t>(m.eligible_tos & ~kEcnMask);
-  }
-  m.shared_band = config_.shared_band_pacer && in_shared_band(m.protected_tos);
-  const std::uint32_t budget = library::budget_ppm(message.loss_budget);
-  std::vector<std::uint8_t> protected_flags;
-  if (budget == 0) {
-    protected_flags.assign(packets, 1);  // a reliable message protects every packet
-  } else {
+  library::Request request;
+  request.message_id = index;
+  request.token = index;
+  request.total_floats = total_floats;
+  request.layer = message.layer;
+  request.num_layers = message.num_layers;
+  request.loss_budget = message.loss_budget;
+  if (library::budget_ppm(message.loss_budget) != 0) {
     // One value per packet stands for that packet's mean |g| (stride 1), so ranking a synthetic
     // heavy-tailed gradient costs O(packets) rather than O(floats).
     std::lognormal_distribution<float> magnitude(0.0f, 1.0f);
     std::vector<float> mean_abs(packets);
     for (float& v : mean_abs) v = magnitude(rng_);
-    protected_flags = policy_.protected_packets(mean_abs.data(), mean_abs.size(), 1);
+    request.protected_flags = policy_.protected_packets(mean_abs.data(), mean_abs.size(), 1);
   }
-  const std::int64_t now_ns = m.posted.GetNanoSeconds();
-  m.receiver = std::make_unique<library::MessageReceiver>(total_floats, stride, budget,
-                                                          protected_flags, now_ns);
-  m.sender =
-      std::make_unique<library::MessageSender>(total_floats, stride, std::move(protected_flags));
-
   log_.started(message.kind);
   counters_.entries_total += total_floats;
-  Host& host = *hosts_[static_cast<std::size_t>(message.src)];
-  auto& peer = host.peers[message.dst];
-  if (!peer.pacing) {
-    // Starts at line rate, as the library starts at its configured initial rate, and is paced in
-    // wire bytes, a full packet being the datagram, like the rate itself.
-    peer.pacing = std::make_unique<library::PeerPacing>(
-        line_rate_bytes(), min_rate_bytes(), line_rate_bytes(), config_.shared_band_pacer,
-        full_packet(), feedback_interval_ns(), now_ns);
-  }
-  host.send_queue.push(&m, m.priority_class, m.post_order);
-  messages_.push_back(std::move(out));
-  try_send(message.src);
+
+  const std::int64_t now = now_ns();
+  library::Request receive = request;
+  receive.protected_flags.clear();
+  receive.peer = message.src;
+  receive.budget_group = message.budget_group;
+  receive.budget_group_size = message.budget_group_size;
+  hosts_[static_cast<std::size_t>(message.dst)]->endpoint->post_receive(receive, now);
+  request.peer = message.dst;
+  hosts_[static_cast<std::size_t>(message.src)]->endpoint->post_send(request, now);
+  pump(message.dst);
+  pump(message.src);
 }
 
-void DlcpTransport::try_send(int host_index) {
+void DlcpTransport::pump(int host_index) {
   Host& host = *hosts_[static_cast<std::size_t>(host_index)];
-  if (host.send_event.IsRunning()) return;
-  const ns3::Time now = ns3::Simulator::Now();
-  if (host.nic_free > now) {
-    host.send_event =
-        ns3::Simulator::Schedule(host.nic_free - now, &DlcpTransport::try_send, this, host_index);
-    return;
-  }
-  // The most urgent message whose peer's pacer allows a packet now.
-  ns3::Time earliest = ns3::Time::Max();
-  OutMessage* ready = nullptr;
-  host.send_queue.visit([&](OutMessage& m) {
-    auto& peer = host.peers[m.message.dst];
-    const std::int64_t wait = peer.pacing->wait_ns(m.shared_band, now.GetNanoSeconds());
-    if (wait == 0) {
-      ready = &m;
-      return false;
+  while (host.endpoint->has_outputs()) {
+    library::HostOutputs out;  // a local: completions may post (and pump) again
+    host.endpoint->take_outputs(out);
+    for (auto& frame : out.control) {
+      ++counters_.control_frames;
+      send_frame(host_index, frame.peer, std::move(frame.bytes));
     }
-    earliest = std::min(earliest, now + ns3::NanoSeconds(wait));
-    return true;
-  });
-  if (ready != nullptr) {
-    send_one_packet(host, *ready);
-    host.send_event =
-        ns3::Simulator::Schedule(host.nic_free - now, &DlcpTransport::try_send, this, host_index);
+    for (int peer : out.lost_peers) {
+      std::cerr << "dlcp-sim: host " << host_index << " lost peer " << peer << "\n";
+    }
+    for (const auto& done : out.completions) {
+      on_completion(host_index, done.token, done.is_send, done.ok, done.error,
+                    done.entries_missing);
+    }
+  }
+  arm(host_index);
+}
+
+void DlcpTransport::on_completion(int host_index, std::uint64_t token, bool is_send, bool ok,
+                                  const std::string& error, std::uint64_t entries_missing) {
+  if (!ok) {
+    ++counters_.messages_failed;
+    std::cerr << "dlcp-sim: at " << ns3::Simulator::Now().GetMicroSeconds() << " us host "
+              << host_index << ": " << (is_send ? "send" : "receive") << " of message " << token
+              << " FAILED: " << error << "\n";
     return;
   }
-  if (earliest != ns3::Time::Max()) {
-    host.send_event =
-        ns3::Simulator::Schedule(earliest - now, &DlcpTransport::try_send, this, host_index);
-  }
+  if (is_send) return;
+  Record& record = messages_[token];
+  ++counters_.messages_settled;
+  if (entries_missing > 0) ++counters_.messages_settled_with_loss;
+  counters_.entries_missing += entries_missing;
+  log_.finished(record.message, record.posted);
+  Delivered delivered = std::move(record.on_delivered);  // it may post (and grow messages_)
+  if (delivered) delivered();
 }
 
-void DlcpTransport::send_one_packet(Host& host, OutMessage& m) {
+void DlcpTransport::arm(int host_index) {
+  Host& host = *hosts_[static_cast<std::size_t>(host_index)];
   const ns3::Time now = ns3::Simulator::Now();
-  library::MessageSender& sender = *m.sender;
-  const std::uint32_t seq = sender.take_next();
-  const std::uint32_t payload = sender.floats_in(seq) * 4;
-  auto packet = ns3::Create<ns3::Packet>(payload + kDlcpHeaderBytes);
-  auto& peer = host.peers[m.message.dst];
-  DlcpDataTag tag;
-  tag.message = m.index;
-  tag.seq = seq;
-  tag.peer_counter = ++peer.counter;
-  packet->AddPacketTag(tag);
+  const std::int64_t now_i = now.GetNanoSeconds();
 
-  // Spray: consecutive packets leave from consecutive source ports, so the leaves' ECMP hash
-  // spreads them over the spines.
-  const std::uint32_t path = host.next_path++ % static_cast<std::uint32_t>(config_.paths);
-  // ns-3.37's UdpSocket::SendTo takes the TOS byte from the address and ignores SetIpTos
-  // (which only reaches Send on a connected socket): set it on the address.
-  ns3::InetSocketAddress destination(topology_.host_address[m.message.dst],
-                                     static_cast<std::uint16_t>(kDataPortBase + path));
-  destination.SetTos(sender.sends_protected(seq) ? m.protected_tos : m.eligible_tos);
-  host.data_sockets[path]->SendTo(packet, 0, destination);
-  ++counters_.data_packets_sent;
-  if (sender.round() > 0) ++counters_.retransmitted_packets;
+  // Sending: when the NIC is free and the endpoint has a packet the pacers allow.
+  ns3::Time send_at = ns3::Time::Max();
+  const std::int64_t next_send = host.endpoint->next_send_ns(now_i);
+  if (next_send >= 0) {
+    send_at = std::max({ns3::NanoSeconds(next_send), host.nic_free, now});
+  }
+  if (send_at == ns3::Time::Max()) {
+    host.send_event.Cancel();
+  } else if (!host.send_event.IsRunning() ||
+             ns3::Simulator::GetDelayLeft(host.send_event) > send_at - now) {
+    host.send_event.Cancel();
+    host.send_event =
+        ns3::Simulator::Schedule(send_at - now, &DlcpTransport::on_send_slot, this, host_index);
+  }
 
-  const std::uint32_t wire_bytes = payload + kDlcpHeaderBytes + kIpUdpHeaderBytes;
-  host.nic_free = now + transmit_time(wire_bytes, topology_.host_rate_bps);
-  peer.pacing->consume(wire_bytes, m.shared_band, now.GetNanoSeconds());
+  // Timers: deadlines, missing-range reports, rate reports.
+  const std::int64_t timeout = host.endpoint->next_timeout_ns(now_i);
+  if (timeout == std::numeric_limits<std::int64_t>::max()) {
+    host.timeout_event.Cancel();
+    return;
+  }
+  const ns3::Time timeout_at = std::max(ns3::NanoSeconds(timeout), now);
+  if (host.timeout_event.IsRunning() &&
+      ns3::Simulator::GetDelayLeft(host.timeout_event) == timeout_at - now) {
+    return;
+  }
+  host.timeout_event.Cancel();
+  host.timeout_event =
+      ns3::Simulator::Schedule(timeout_at - now, &DlcpTransport::on_timeout, this, host_index);
+}
 
-  if (!sender.has_next()) {
-    host.send_queue.remove(&m, m.priority_class, m.post_order);
-    send_control(host.index, m.message.dst,
-                 ControlMessage(ControlMessage::Type::kRoundFinished, m.index, sender.round()));
-    m.retry.Cancel();
-    m.retry = ns3::Simulator::Schedule(micros(config_.control_retry_us), &DlcpTransport::on_retry,
-                                       this, m.index);
+void DlcpTransport::on_timeout(int host_index) {
+  Host& host = *hosts_[static_cast<std::size_t>(host_index)];
+  host.endpoint->on_timeout(now_ns());
+  pump(host_index);
+}
+
+void DlcpTransport::on_send_slot(int host_index) {
+  Host& host = *hosts_[static_cast<std::size_t>(host_index)];
+  const ns3::Time now = ns3::Simulator::Now();
+  if (host.nic_free <= now && host.endpoint->next_burst(now.GetNanoSeconds(), burst_)) {
+    std::uint32_t wire_bytes = 0;
+    for (const library::DataPacket& p : burst_) {
+      auto packet = ns3::Create<ns3::Packet>(p.header.data(), kDlcpHeaderBytes);
+      packet->AddAtEnd(ns3::Create<ns3::Packet>(p.payload_bytes));  // zero-filled, virtual
+      // ns-3.37's UdpSocket::SendTo takes the TOS byte from the address and ignores SetIpTos
+      // (which only reaches Send on a connected socket): set it on the address.
+      ns3::InetSocketAddress destination(topology_.host_address[p.peer],
+                                         static_cast<std::uint16_t>(kDataPortBase + p.path));
+      destination.SetTos(p.tos);
+      host.data_sockets[p.path % host.data_sockets.size()]->SendTo(packet, 0, destination);
+      ++counters_.data_packets_sent;
+      if (p.retransmission) ++counters_.retransmitted_packets;
+      wire_bytes += kDlcpHeaderBytes + p.payload_bytes + kIpUdpHeaderBytes;
+    }
+    host.nic_free = now + transmit_time(wire_bytes, topology_.host_rate_bps);
+    host.endpoint->burst_sent(now.GetNanoSeconds());
+  }
+  pump(host_index);
+}
+
+void DlcpTransport::on_data_readable(ns3::Ptr<ns3::Socket> socket) {
+  const auto [host_index, path] = data_socket_of_.at(ns3::PeekPointer(socket));
+  Host& host = *hosts_[static_cast<std::size_t>(host_index)];
+  std::uint8_t header[kDlcpHeaderBytes];
+  while (auto packet = socket->Recv()) {
+    const std::uint32_t size = packet->GetSize();
+    if (size < kDlcpHeaderBytes) {
+      ++counters_.rejected;
+      continue;
+    }
+    packet->CopyData(header, kDlcpHeaderBytes);
+    ns3::SocketIpTosTag tos;
+    const std::uint8_t tos_byte = packet->PeekPacketTag(tos) ? tos.GetTos() : 0;
+    host.endpoint->on_datagram(header, size - kDlcpHeaderBytes, tos_byte, path, now_ns());
+  }
+  pump(host_index);
+}
+
+// ---- the control channel: reliable, in-order frames per host pair ----
+
+void DlcpTransport::send_frame(int from, int to, std::vector<std::uint8_t> frame) {
+  Host::OutChannel& channel = hosts_[static_cast<std::size_t>(from)]->out[static_cast<std::size_t>(to)];
+  const std::uint32_t seq = channel.next_seq++;
+  transmit_frame(from, to, seq, frame);
+  channel.unacked.emplace_back(seq, std::move(frame));
+  if (!channel.retry.IsRunning()) {
+    channel.retry = ns3::Simulator::Schedule(micros(config_.control_retry_us),
+                                             &DlcpTransport::on_control_retry, this, from, to);
   }
 }
 
-void DlcpTransport::send_control(int from, int to, ControlMessage control) {
-  control.from = from;
-  control.to = to;
-  const std::uint32_t bytes =
-      kControlBaseBytes + 8 * static_cast<std::uint32_t>(control.missing.size());
-  auto packet = ns3::Create<ns3::Packet>(bytes);
-  DlcpControlTag tag;
-  tag.control = static_cast<std::uint32_t>(controls_.size());
-  controls_.push_back(std::move(control));
-  packet->AddPacketTag(tag);
+void DlcpTransport::transmit_frame(int from, int to, std::uint32_t seq,
+                                   const std::vector<std::uint8_t>& frame) {
+  std::vector<std::uint8_t> bytes(kChannelHeaderBytes + frame.size());
+  put_channel_header(bytes.data(), kFrame, from, seq);
+  std::memcpy(bytes.data() + kChannelHeaderBytes, frame.data(), frame.size());
+  auto packet = ns3::Create<ns3::Packet>(bytes.data(), static_cast<std::uint32_t>(bytes.size()));
   ns3::InetSocketAddress destination(topology_.host_address[to], kControlPort);
   destination.SetTos(policy_.control_tos());  // SendTo ignores the socket's own TOS
   hosts_[static_cast<std::size_t>(from)]->control_socket->SendTo(packet, 0, destination);
 }
 
+void DlcpTransport::send_ack(int from, int to, std::uint32_t next_expected) {
+  std::uint8_t bytes[kChannelHeaderBytes];
+  put_channel_header(bytes, kAck, from, next_expected);
+  auto packet = ns3::Create<ns3::Packet>(bytes, static_cast<std::uint32_t>(kChannelHeaderBytes));
+  ns3::InetSocketAddress destination(topology_.host_address[to], kControlPort);
+  destination.SetTos(policy_.control_tos());
+  hosts_[static_cast<std::size_t>(from)]->control_socket->SendTo(packet, 0, destination);
+}
+
+void DlcpTransport::on_control_retry(int from, int to) {
+  Host::OutChannel& channel = hosts_[static_cast<std::size_t>(from)]->out[static_cast<std::size_t>(to)];
+  if (channel.unacked.empty()) return;
+  for (const auto& [seq, frame] : channel.unacked) {
+    transmit_frame(from, to, seq, frame);
+    ++counters_.control_retransmissions;
+  }
+  channel.retry = ns3::Simulator::Schedule(micros(config_.control_retry_us),
+                                           &DlcpTransport::on_control_retry, this, from, to);
+}
+
 void DlcpTransport::on_control_readable(ns3::Ptr<ns3::Socket> socket) {
+  int host_index = -1;
+  std::vector<std::uint8_t> bytes;
   while (auto packet = socket->Recv()) {
-    DlcpControlTag tag;
-    if (!packet->PeekPacketTag(tag)) continue;
-    const ControlMessage& control = controls_[tag.control];
-    switch (control.type) {
-      case ControlMessage::Type::kRoundFinished:
-        on_round_finished(control);
-        break;
-      case ControlMessage::Type::kMissingRanges:
-        on_missing_ranges(control);
-        break;
-      case ControlMessage::Type::kStop:
-        on_stop(control);
-        break;
-      case ControlMessage::Type::kRateFeedback:
-        on_rate_feedback(control);
-        break;
+    const std::uint32_t size = packet->GetSize();
+    if (size < kChannelHeaderBytes) continue;
+    bytes.resize(size);
+    packet->CopyData(bytes.data(), size);
+    const int from = bytes[1] | (bytes[2] << 8);
+    std::uint32_t value = 0;
+    for (int i = 0; i < 4; ++i) value |= static_cast<std::uint32_t>(bytes[3 + i]) << (8 * i);
+    if (host_index < 0) {
+      for (const auto& h : hosts_) {
+        if (h->control_socket == socket) host_index = h->index;
+      }
     }
-  }
-}
-
-// ---- sender side ----
-
-void DlcpTransport::on_missing_ranges(const ControlMessage& control) {
-  OutMessage& m = *messages_[control.message];
-  // A repeat (the receiver answered a repeated RoundFinished too) or a late one is ignored.
-  if (m.sender_done || !m.sender->on_missing_ranges(control.round, control.missing)) return;
-  m.retry.Cancel();
-  Host& host = *hosts_[static_cast<std::size_t>(m.message.src)];
-  host.send_queue.push(&m, m.priority_class, m.post_order);
-  try_send(host.index);
-}
-
-void DlcpTransport::on_stop(const ControlMessage& control) {
-  OutMessage& m = *messages_[control.message];
-  if (m.sender_done) return;
-  m.sender_done = true;
-  m.retry.Cancel();
-  if (m.sender->has_next()) {
-    hosts_[static_cast<std::size_t>(m.message.src)]->send_queue.remove(&m, m.priority_class,
-                                                                       m.post_order);
-  }
-  m.sender.reset();
-}
-
-void DlcpTransport::on_rate_feedback(const ControlMessage& control) {
-  // Feedback comes from the receiver `control.from` to the sender `control.to`.
-  Host& host = *hosts_[static_cast<std::size_t>(control.to)];
-  auto found = host.peers.find(control.from);
-  if (found == host.peers.end()) return;
-  const auto& f = control.feedback;
-  if (config_.shared_band_pacer) counters_.shared_band_marks += std::min(f.shared_ce, f.ce);
-  found->second.pacing->on_report(feedback_interval_ns(), f.bytes, f.packets, f.lost, f.ce,
-                                  f.shared_ce, f.offered_rate,
-                                  ns3::Simulator::Now().GetNanoSeconds());
-}
-
-void DlcpTransport::on_retry(std::uint32_t message) {
-  OutMessage& m = *messages_[message];
-  if (m.sender_done || m.sender->has_next()) return;
-  // Neither Stop nor MissingRanges came back: repeat RoundFinished (control packets can be lost).
-  send_control(m.message.src, m.message.dst,
-               ControlMessage(ControlMessage::Type::kRoundFinished, m.index, m.sender->round()));
-  m.retry = ns3::Simulator::Schedule(micros(config_.control_retry_us), &DlcpTransport::on_retry,
-                                     this, m.index);
-}
-
-// ---- receiver side ----
-
-void DlcpTransport::on_data_readable(ns3::Ptr<ns3::Socket> socket) {
-  while (auto packet = socket->Recv()) {
-    DlcpDataTag tag;
-    if (!packet->PeekPacketTag(tag)) continue;
-    ns3::SocketIpTosTag tos;
-    const bool ce = packet->PeekPacketTag(tos) && library::is_ce_marked(tos.GetTos());
-    const OutMessage& m = *messages_[tag.message];
-    Host& host = *hosts_[static_cast<std::size_t>(m.message.dst)];
-    auto& source = host.sources[m.message.src];
-    source.bytes += packet->GetSize();
-    source.last_arrival = ns3::Simulator::Now();
-    ++source.packets;
-    if (ce) ++source.ce;
-    if (ce && config_.shared_band_pacer && in_shared_band(tos.GetTos())) ++source.shared_ce;
-    source.highest_counter = std::max(source.highest_counter, tag.peer_counter);
-    if (!host.feedback_event.IsRunning()) {
-      host.feedback_event = ns3::Simulator::Schedule(
-          micros(config_.feedback_interval_us), &DlcpTransport::send_feedback, this, host.index);
+    Host& host = *hosts_[static_cast<std::size_t>(host_index)];
+    if (bytes[0] == kAck) {
+      Host::OutChannel& channel = host.out[static_cast<std::size_t>(from)];
+      bool advanced = false;
+      while (!channel.unacked.empty() && channel.unacked.front().first < value) {
+        channel.unacked.pop_front();
+        advanced = true;
+      }
+      if (channel.unacked.empty()) {
+        channel.retry.Cancel();
+      } else if (advanced) {
+        channel.retry.Cancel();
+        channel.retry = ns3::Simulator::Schedule(
+            micros(config_.control_retry_us), &DlcpTransport::on_control_retry, this, host_index,
+            from);
+      }
+      continue;
     }
-    on_data(tag.message, tag.seq);
-  }
-}
-
-void DlcpTransport::send_feedback(int host_index) {
-  Host& host = *hosts_[static_cast<std::size_t>(host_index)];
-  // Counted as the library's engine counts them (protocol::counts_as_sender).
-  const std::int64_t now = ns3::Simulator::Now().GetNanoSeconds();
-  const std::int64_t interval = feedback_interval_ns();
-  const std::int64_t window =
-      library::sending_window_ns(interval, line_rate_bytes(), host.counted_senders, full_packet());
-  std::size_t senders = 0;
-  for (const auto& [sender, source] : host.sources) {
-    if (source.last_arrival == ns3::Time::Min()) continue;
-    if (library::counts_as_sender(now - source.last_arrival.GetNanoSeconds(),
-                                  source.messages_mid_round > 0, interval, window)) {
-      ++senders;
+    Host::InChannel& channel = host.in[static_cast<std::size_t>(from)];
+    if (value >= channel.expected) {
+      channel.early.emplace(value, std::vector<std::uint8_t>(bytes.begin() + kChannelHeaderBytes,
+                                                             bytes.end()));
     }
+    // Deliver in order whatever is now contiguous.
+    for (auto it = channel.early.begin();
+         it != channel.early.end() && it->first == channel.expected;
+         it = channel.early.erase(it)) {
+      ++channel.expected;
+      host.endpoint->on_control(from, it->second.data(), it->second.size(), now_ns());
+    }
+    send_ack(host_index, from, channel.expected);
   }
-  host.counted_senders = senders;
-  const double offered =
-      config_.receiver_share ? library::offered_share(line_rate_bytes(), senders) : 0.0;
-  for (auto& [sender, source] : host.sources) {
-    if (source.packets == 0) continue;
-    // Packets the sender numbered in this interval that did not arrive. Spraying reorders a
-    // little, so one interval may over- or under-count; the sum over intervals is exact.
-    const std::uint64_t numbered = source.highest_counter - source.counter_at_report;
-    ControlMessage feedback(ControlMessage::Type::kRateFeedback, 0, 0);
-    feedback.feedback.bytes = source.bytes;
-    feedback.feedback.packets = source.packets;
-    feedback.feedback.lost = library::packets_lost(numbered, source.packets);
-    feedback.feedback.ce = source.ce;
-    feedback.feedback.shared_ce = source.shared_ce;
-    feedback.feedback.offered_rate = offered;
-    source.counter_at_report = source.highest_counter;
-    source.bytes = source.packets = source.ce = 0;
-    source.shared_ce = 0;
-    send_control(host_index, sender, std::move(feedback));
-  }
-  if (senders > 0) {
-    host.feedback_event = ns3::Simulator::Schedule(micros(config_.feedback_interval_us),
-                                                   &DlcpTransport::send_feedback, this, host_index);
-  }
-}
-
-void DlcpTransport::on_data(std::uint32_t message, std::uint32_t seq) {
-  OutMessage& m = *messages_[message];
-  if (m.settled) {
-    send_stop(m);  // the sender has not heard yet (Stop lost or still in flight)
-    return;
-  }
-  if (!m.receiver->on_packet(seq, ns3::Simulator::Now().GetNanoSeconds())) return;
-  sync_mid_round(m);
-  if (m.receiver->settles()) settle(m);
-}
-
-void DlcpTransport::sync_mid_round(OutMessage& m) {
-  const bool mid_round = !m.settled && m.receiver->mid_round();
-  if (m.mid_round == mid_round) return;
-  m.mid_round = mid_round;
-  auto& source = hosts_[static_cast<std::size_t>(m.message.dst)]->sources[m.message.src];
-  source.messages_mid_round += mid_round ? 1 : -1;
-}
-
-void DlcpTransport::settle(OutMessage& m) {
-  m.settled = true;
-  sync_mid_round(m);
-  m.report.Cancel();
-  ++counters_.messages_settled;
-  const std::uint64_t missing = m.receiver->missing_floats();
-  if (missing > 0) ++counters_.messages_settled_with_loss;
-  counters_.entries_missing += missing;
-  log_.finished(m.message, m.posted);
-  m.receiver.reset();  // the receive state is no longer needed
-  send_stop(m);
-  if (m.on_delivered) m.on_delivered();
-}
-
-void DlcpTransport::send_stop(OutMessage& m) {
-  const ns3::Time now = ns3::Simulator::Now();
-  if (m.last_stop != ns3::Time() && now - m.last_stop < micros(config_.control_retry_us) / 2) {
-    return;  // one Stop per half retry period is plenty
-  }
-  m.last_stop = now;
-  send_control(m.message.dst, m.message.src,
-               ControlMessage(ControlMessage::Type::kStop, m.index, m.report_round));
-}
-
-void DlcpTransport::on_round_finished(const ControlMessage& control) {
-  OutMessage& m = *messages_[control.message];
-  if (m.settled) {
-    m.last_stop = ns3::Time();
-    send_stop(m);
-    return;
-  }
-  m.receiver->on_round_finished(control.round, ns3::Simulator::Now().GetNanoSeconds());
-  sync_mid_round(m);
-  m.report_round = control.round;
-  m.report.Cancel();
-  maybe_report(m.index);
-}
-
-void DlcpTransport::maybe_report(std::uint32_t message) {
-  OutMessage& m = *messages_[message];
-  if (m.settled) return;
-  const std::int64_t now = ns3::Simulator::Now().GetNanoSeconds();
-  const auto quiet = static_cast<std::int64_t>(config_.quiet_before_report_us * 1000.0);
-  const std::int64_t due = m.receiver->report_due_ns(quiet);
-  if (due < 0) return;
-  if (due > now) {
-    // Packets of this message may still be queued behind more urgent traffic: wait.
-    m.report = ns3::Simulator::Schedule(ns3::NanoSeconds(due - now), &DlcpTransport::maybe_report,
-                                        this, message);
-    return;
-  }
-  // The margin against losing the retransmission follows the loss this host sees towards the
-  // sender, as in the library's engine.
-  const Host& host = *hosts_[static_cast<std::size_t>(m.message.dst)];
-  const auto peer = host.peers.find(m.message.src);
-  const double loss = peer != host.peers.end() ? peer->second.pacing->last_loss() : 0.0;
-  ControlMessage report(ControlMessage::Type::kMissingRanges, m.index, 0);
-  if (!m.receiver->take_report(now, quiet, loss, report.round, report.missing)) return;
-  ++counters_.missing_reports;
-  send_control(m.message.dst, m.message.src, std::move(report));
+  if (host_index >= 0) pump(host_index);
 }
 
 }  // namespace dlcp::sim

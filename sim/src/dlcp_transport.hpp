@@ -1,29 +1,27 @@
-// dlcp in ns-3: the library's transport rules over simulated UDP.
+// dlcp in ns-3: the library's protocol endpoint over simulated UDP.
 //
-// The protocol is the library's own core (src/protocol/), driven here by ns-3 events as the
-// library's socket engine drives it by sockets: each message's sender (first-round order,
-// rounds, retransmissions) and receiver (the completion rule, when to report and what to ask
-// for) and each destination's pacing are library::MessageSender, library::MessageReceiver and
-// library::PeerPacing. This file owns only what the simulator must: simulated sockets, events,
-// the send queue, and control packets over UDP. What is modelled (see docs/protocol.md):
-//  - packetization into whole float32 values, a 40-byte dlcp header per packet;
-//  - policy from the library: priority_class(layer) -> data_tos(class, precedence) sets the DSCP,
-//    protected_packets() ranks packets by magnitude (one synthetic value per packet), and the
-//    first round sends the protected packets first;
-//  - a priority-ordered send queue (class, then post order) per host, so a front-layer tensor
-//    overtakes a back-layer one already being sent;
-//  - per-packet spraying over `paths` UDP source ports (switches hash them onto different paths);
-//  - pacing per peer (the library's PeerPacing: token bucket and rate controller), fed by periodic
-//    receiver feedback (bytes, packets, estimated loss, CE marks); with shared_band_pacer (the
-//    library's shared_band_pacing) the packets in the band the background shares also pass a
-//    pacer of their own, which only the marks in that band cut;
-//  - receiver-driven completion: every protected packet plus all but the budget, then Stop;
-//  - RoundFinished -> (after a quiet period) MissingRanges, resent protected first.
-// Control messages travel as small UDP packets at the control DSCP (the library uses TCP); a lost
-// one is recovered by the sender repeating RoundFinished and the receiver repeating Stop.
+// Every protocol decision is the library's own protocol::Endpoint (src/protocol/endpoint.hpp),
+// one per host behind the C++17 facade library::HostEndpoint, exactly as the library's socket
+// engine drives it: the send queue and its priority order, bursts with their path, codepoint and
+// flags (first-round order, protected first, spraying), pacing and rate control, rounds,
+// missing-range reports, settlement and Stop, budget groups, deadlines, early arrivals and rate
+// reports. This driver only moves bytes and time:
+//  - data packets carry the endpoint's real 40-byte header; their payload is zero-filled virtual
+//    bytes of the right size (a simulated payload: nothing is read or placed);
+//  - each host's NIC sends one packet at a time (nic_free): the driver asks for the next burst
+//    when the NIC is free, and wakes at the endpoint's next_send and next_timeout;
+//  - control frames, encoded as on the library's control connection, travel over UDP at the
+//    control DSCP through a reliable, in-order byte channel per host pair (sequence numbers,
+//    cumulative acks, retransmission every control_retry_us), as TCP carries them in the library;
+//    the endpoint does not know;
+//  - completions: a receive that settles delivers the message to the workload; a failed one
+//    (a deadline, MessageOptions' 30 s by default) is counted and reported on stderr.
+// The workload's own synthetic ranking (one lognormal magnitude per packet) chooses each
+// message's protected packets, through the library's policy.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <random>
@@ -53,6 +51,11 @@ struct DlcpCounters {
   // shared_band_pacer: CE marks in the background's band that only the shared-band pacers
   // reacted to.
   std::uint64_t shared_band_marks = 0;
+  // Sends or receives that failed (a deadline, a lost peer): never expected.
+  std::uint64_t messages_failed = 0;
+  std::uint64_t control_frames = 0;             // frames the endpoints sent
+  std::uint64_t control_retransmissions = 0;    // control packets the channels resent
+  std::uint64_t rejected = 0;                   // datagrams or frames the decoders refused
 };
 
 class DlcpTransport : public MessageTransport {
@@ -62,56 +65,40 @@ class DlcpTransport : public MessageTransport {
   ~DlcpTransport() override;
 
   void send(const Message& message, Delivered on_delivered) override;
-  const DlcpCounters& counters() const { return counters_; }
+  DlcpCounters counters() const;
 
  private:
-  struct OutMessage;
-  struct ControlMessage;
+  struct Record;
   struct Host;
 
   void on_data_readable(ns3::Ptr<ns3::Socket> socket);
   void on_control_readable(ns3::Ptr<ns3::Socket> socket);
-  void try_send(int host);
-  void send_one_packet(Host& host, OutMessage& message);
-  void send_control(int from, int to, ControlMessage control);
+  // Carries out what the host's endpoint handed out, then arms its send and timer events.
+  void pump(int host);
+  void arm(int host);
+  void on_send_slot(int host);
+  void on_timeout(int host);
+  void on_completion(int host, std::uint64_t token, bool is_send, bool ok,
+                     const std::string& error, std::uint64_t entries_missing);
 
-  // Sender side.
-  void on_missing_ranges(const ControlMessage& control);
-  void on_stop(const ControlMessage& control);
-  void on_rate_feedback(const ControlMessage& control);
-  void on_retry(std::uint32_t message);
-  // Receiver side.
-  void on_data(std::uint32_t message, std::uint32_t seq);
-  void on_round_finished(const ControlMessage& control);
-  void maybe_report(std::uint32_t message);
-  void settle(OutMessage& message);
-  // Counts the message in its source's messages_mid_round as its receiver now says.
-  void sync_mid_round(OutMessage& message);
-  void send_stop(OutMessage& message);
-  void send_feedback(int host);
+  // The reliable control channel (one per ordered host pair).
+  void send_frame(int from, int to, std::vector<std::uint8_t> frame);
+  void transmit_frame(int from, int to, std::uint32_t seq, const std::vector<std::uint8_t>& frame);
+  void send_ack(int from, int to, std::uint32_t next_expected);
+  void on_control_retry(int from, int to);
 
-  std::int64_t feedback_interval_ns() const {
-    return static_cast<std::int64_t>(config_.feedback_interval_us * 1000.0);
-  }
-  // Whether a packet with this TOS byte waits in the band the background (DSCP 0) is in.
-  bool in_shared_band(std::uint8_t tos) const;
-  // A host's link in bytes/s: every sender's starting and highest rate, and what a receiver
-  // shares among its senders. A sender never drops below a thousandth of it.
   double line_rate_bytes() const { return topology_.host_rate_bps / 8.0; }
-  double min_rate_bytes() const { return line_rate_bytes() / 1000.0; }
-  // A full data packet on the wire (the datagram), in which the pacers and rates count.
-  std::uint64_t full_packet() const;
 
   const Topology& topology_;
   library::Policy policy_;
   DlcpSimConfig config_;
   FlowLog& log_;
   std::mt19937_64 rng_;
-  std::uint32_t payload_bytes_ = 0;  // whole floats per packet after IP, UDP and dlcp headers
+  std::uint32_t stride_ = 0;  // whole floats per packet after IP, UDP and dlcp headers
   std::vector<std::unique_ptr<Host>> hosts_;
-  std::vector<std::unique_ptr<OutMessage>> messages_;
-  std::vector<ControlMessage> controls_;
-  std::uint64_t post_order_ = 0;
+  std::unordered_map<const ns3::Socket*, std::pair<int, std::size_t>> data_socket_of_;
+  std::vector<Record> messages_;
+  std::vector<library::DataPacket> burst_;  // scratch of on_send_slot
   DlcpCounters counters_;
 };
 

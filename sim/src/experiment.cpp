@@ -207,7 +207,7 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme, const std:
   out << ",\"tcp\":{\"gradient\":" << losses_json(tcp.loss_counters(FlowKind::kGradient))
       << ",\"background\":" << losses_json(tcp.loss_counters(FlowKind::kBackground)) << "}";
   if (dlcp) {
-    const DlcpCounters& c = dlcp->counters();
+    const DlcpCounters c = dlcp->counters();
     out << ",\"dlcp\":{\"data_packets_sent\":" << c.data_packets_sent
         << ",\"retransmitted_packets\":" << c.retransmitted_packets
         << ",\"missing_reports\":" << c.missing_reports
@@ -218,6 +218,8 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme, const std:
                                               static_cast<double>(c.entries_total)
                                         : 0.0);
     if (scenario.dlcp.shared_band_pacer) out << ",\"shared_band_marks\":" << c.shared_band_marks;
+    out << ",\"messages_failed\":" << c.messages_failed
+        << ",\"control_retransmissions\":" << c.control_retransmissions;
     out << "}";
   }
   out << ",\"sim_ms\":" << json::number(sim_ms) << ",\"events\":" << events

@@ -1,16 +1,17 @@
-// The library's policy, protocol core and block layout, as the C++17 simulator sees them.
+// The library's policy, protocol endpoint and block layout, as the C++17 simulator sees them.
 //
 // ns-3.37's headers do not compile as C++20 and the library's public headers use C++20
 // (std::span), so the simulator cannot include them. It calls the library through this facade
 // instead; bridge/library_bridge.cpp is compiled as C++20 with the library's own policy, protocol
 // core (src/protocol/) and block layout, and only forwards. No policy or protocol logic lives here
-// or there: rounds, the completion rule, missing-range reports and pacing are the library's.
+// or there: every protocol decision is protocol::Endpoint's (HostEndpoint below).
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace dlcp::sim::library {
@@ -53,24 +54,13 @@ class Policy {
                                               std::size_t stride) const;
 
  private:
+  friend class HostEndpoint;
   struct Options;
   std::unique_ptr<Options> options_;
 };
 
 int priority_class(int layer, int num_layers);  // policy::priority_class
 std::uint32_t budget_ppm(double fraction);      // policy::budget_ppm
-std::uint64_t allowed_missing_entries(std::uint64_t total_entries, std::uint32_t loss_budget_ppm);
-bool is_ce_marked(std::uint8_t tos);  // policy::is_ce_marked
-// protocol::offered_share: a receiver's fair share of its rate (bytes/s) among its senders.
-double offered_share(double receive_rate, std::size_t active_senders);
-// protocol::sending_window and protocol::counts_as_sender, in nanoseconds: which peers a
-// receiver counts when it shares its rate.
-std::int64_t sending_window_ns(std::int64_t feedback_interval_ns, double receive_rate,
-                               std::size_t counted_senders, std::uint64_t datagram_bytes);
-bool counts_as_sender(std::int64_t since_last_packet_ns, bool mid_round,
-                      std::int64_t feedback_interval_ns, std::int64_t sending_window_ns);
-// protocol::packets_lost: the loss a receiver reports for one interval of a sender's packets.
-std::uint64_t packets_lost(std::uint64_t numbered, std::uint64_t arrived);
 
 // collectives::aligned_part: part `index` of `parts` contiguous parts of [0, total) floats, whole
 // blocks as equal as possible, earlier parts taking the extra blocks (the parameter server's
@@ -81,90 +71,134 @@ struct FloatRange {
 };
 FloatRange aligned_part(std::size_t total, std::size_t parts, std::size_t block, std::size_t index);
 
-// The protocol core (src/protocol/) as the simulator drives it: the same per-message sender and
-// receiver and per-peer pacing the library's socket engine drives. Times are simulated
-// nanoseconds; packets are numbered from 0 as on the wire.
-
-// A half-open range of packet sequence numbers [first, first + count) (wire::SeqRange).
-struct SeqRange {
-  std::uint32_t first = 0;
-  std::uint32_t count = 0;
+// The protocol endpoint of one host (protocol::Endpoint, src/protocol/endpoint.hpp) with plain
+// types: every protocol decision (the send queue, bursts with their path, codepoint and flags,
+// rounds, settlement, budget groups, deadlines, early arrivals, rate reports, Stop) is the
+// library's, exactly as its socket engine drives it; the simulator only moves the bytes it hands
+// out and calls again when it says. Times are simulated nanoseconds.
+struct HostEndpointOptions {
+  int rank = 0;
+  int world_size = 2;  // hosts
+  // The host's line rate in bytes/s: every sender's initial and highest rate and what a receiver
+  // shares among its senders; the lowest rate is a thousandth of it.
+  double line_rate_bytes = 0;
+  bool shared_band_pacing = false;        // RateControlOptions::shared_band_pacing
+  std::int64_t feedback_interval_ns = 0;  // EndpointOptions::feedback_interval
+  std::int64_t quiet_before_report_ns = 0;
+  bool offer_receive_share = true;  // EndpointOptions::offer_receive_share
+  bool ecn_capable = true;          // EndpointOptions::ecn_capable
+  bool drop_precedence = true;      // EndpointOptions::drop_precedence
+  // Per DSCP: in best effort's band (SwitchBands::shares_best_effort).
+  std::array<bool, kDscpCount> shared_band_dscps{};
+  // The pacers count IP and UDP headers too, since the simulator's rates are line rates.
+  std::size_t datagram_overhead_bytes = 28;
+  std::size_t burst_packets = 1;    // the driver sends one packet per NIC slot
+  std::size_t max_run_packets = 1;  // every packet sprayed on a path of its own
 };
 
-// protocol::MessageSender: which packet goes next, rounds, and what a report starts.
-class MessageSender {
- public:
-  // `protected_flags` has one entry per packet; the first round sends the protected ones first
-  // (policy::first_round_order), as the library does.
-  MessageSender(std::uint32_t total_floats, std::uint32_t stride_floats,
-                std::vector<std::uint8_t> protected_flags);
-  MessageSender(MessageSender&&) noexcept;
-  ~MessageSender();
-
-  bool has_next() const;
-  std::uint32_t take_next();
-  // Sent with the protected codepoint: a protected packet, or any retransmission.
-  bool sends_protected(std::uint32_t seq) const;
-  std::uint32_t round() const;
-  std::uint32_t floats_in(std::uint32_t seq) const;
-  // A receiver's report for `round`: true when it starts the next round (false: stale, empty or
-  // invalid).
-  bool on_missing_ranges(std::uint32_t round, const std::vector<SeqRange>& ranges);
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
+// A peer as EndpointOptions' PeerLink has it.
+struct PeerPath {
+  std::size_t datagram_bytes = 0;  // a full data datagram: 40-byte header and stride floats
+  std::uint16_t stride = 0;        // float32 values per packet
+  std::size_t send_paths = 1;
+  std::size_t receive_paths = 1;
 };
 
-// protocol::MessageReceiver with its shape and FlowStart applied at once (the simulated receiver
-// knows both when the message is posted): placement, the completion rule and missing-range
-// reports.
-class MessageReceiver {
- public:
-  MessageReceiver(std::uint32_t total_floats, std::uint32_t stride_floats, std::uint32_t budget_ppm,
-                  const std::vector<std::uint8_t>& protected_flags, std::int64_t posted_ns);
-  MessageReceiver(MessageReceiver&&) noexcept;
-  ~MessageReceiver();
-
-  // Packet `seq` arrived; false for a duplicate (which changes nothing).
-  bool on_packet(std::uint32_t seq, std::int64_t now_ns);
-  // Whether the message settles now (complete, or every protected packet and all but the
-  // budget).
-  bool settles() const;
-  void on_round_finished(std::uint32_t round, std::int64_t now_ns);
-  // When the pending report is due, or -1 when none is pending.
-  std::int64_t report_due_ns(std::int64_t quiet_ns) const;
-  // The report due at `now_ns`, if any: the round it answers and the ranges to resend. `path_loss`
-  // is the receiving host's loss estimate towards the sender (PeerPacing::last_loss).
-  bool take_report(std::int64_t now_ns, std::int64_t quiet_ns, double path_loss,
-                   std::uint32_t& round, std::vector<SeqRange>& ranges);
-  bool mid_round() const;
-  std::uint64_t missing_floats() const;
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
+// One send or receive of a simulated payload (nothing is read or placed).
+struct Request {
+  int peer = -1;
+  std::uint64_t message_id = 0;
+  std::uint64_t token = 0;  // the driver's, handed back with the completion
+  std::uint32_t total_floats = 0;
+  int layer = 0;
+  int num_layers = 1;
+  double loss_budget = 0;
+  std::int64_t deadline_ms = 30000;  // MessageOptions::deadline
+  std::uint64_t budget_group = 0;    // receive: MessageOptions::budget_group
+  std::uint32_t budget_group_size = 0;
+  // Send: one flag per packet, the protected set chosen by the driver's synthetic ranking
+  // (ignored by a reliable message, which protects every packet).
+  std::vector<std::uint8_t> protected_flags;
 };
 
-// protocol::PeerPacing: the rate controller and pacer (and, with shared_band_pacing, the shared
-// band's pair) of one destination, RateControlOptions defaults except the three rates.
-class PeerPacing {
- public:
-  // Rates in bytes/s; paced in datagrams of `datagram_bytes`; reports every feedback_interval_ns.
-  PeerPacing(double initial_rate, double min_rate, double max_rate, bool shared_band_pacing,
-             std::uint64_t datagram_bytes, std::int64_t feedback_interval_ns, std::int64_t now_ns);
-  PeerPacing(PeerPacing&&) noexcept;
-  ~PeerPacing();
+inline constexpr std::size_t kDataHeaderBytes = 40;  // checked against wire::kDataHeaderBytes
 
-  // Nanoseconds until a datagram in (or out of) the shared band may leave (0: now).
-  std::int64_t wait_ns(bool shared_band, std::int64_t now_ns);
-  void consume(std::uint64_t bytes, bool shared_band, std::int64_t now_ns);
-  // One receiver report (wire::RateFeedback's fields; offered_rate 0 = no offer).
-  void on_report(std::int64_t interval_ns, std::uint64_t received_bytes,
-                 std::uint64_t received_packets, std::uint64_t lost_packets,
-                 std::uint64_t ce_marked, std::uint64_t shared_band_marks, double offered_rate,
-                 std::int64_t now_ns);
-  double last_loss() const;
+// One data packet to put on the wire: its encoded header, followed by payload_bytes of payload.
+struct DataPacket {
+  int peer = -1;
+  std::size_t path = 0;
+  std::uint8_t tos = 0;
+  std::array<std::uint8_t, kDataHeaderBytes> header{};
+  std::uint32_t payload_bytes = 0;
+  // Read from the header, for the driver's counters and logs only.
+  std::uint64_t message_id = 0;
+  std::uint32_t seq = 0;
+  std::uint8_t flags = 0;  // wire::data_flags
+  bool retransmission = false;
+};
+
+// A control frame, encoded as on the library's control connection (length prefix included).
+struct ControlFrame {
+  int peer = -1;
+  std::vector<std::uint8_t> bytes;
+};
+
+struct Completion {
+  std::uint64_t token = 0;
+  bool is_send = false;
+  bool ok = true;
+  std::string error;  // when not ok
+  std::uint64_t entries_missing = 0;
+};
+
+struct HostOutputs {
+  std::vector<ControlFrame> control;
+  std::vector<Completion> completions;
+  std::vector<int> lost_peers;
+  void clear() {
+    control.clear();
+    completions.clear();
+    lost_peers.clear();
+  }
+};
+
+// What the endpoint said, counted as the driver reports it (observation only).
+struct HostCounters {
+  std::uint64_t missing_reports = 0;    // MissingRanges frames sent
+  std::uint64_t shared_band_marks = 0;  // RateFeedback::ce_marked_shared_band sent
+  std::uint64_t rejected = 0;           // datagrams or frames the decoders or the endpoint refused
+};
+
+class HostEndpoint {
+ public:
+  HostEndpoint(const Policy& policy, const HostEndpointOptions& options);
+  HostEndpoint(HostEndpoint&&) noexcept;
+  ~HostEndpoint();
+
+  void peer_joined(int peer, const PeerPath& path, std::int64_t now_ns);
+  void post_send(const Request& request, std::int64_t now_ns);
+  void post_receive(const Request& request, std::int64_t now_ns);
+
+  // The next burst the send queue and the pacers allow now (false: none), then that the network
+  // took all of it.
+  bool next_burst(std::int64_t now_ns, std::vector<DataPacket>& packets);
+  void burst_sent(std::int64_t now_ns);
+
+  // A data datagram arrived on receive path `path`: its 40 header bytes, then `payload_bytes` of
+  // payload the simulator does not carry (read as zeros). False if the decoder refused it.
+  bool on_datagram(const std::uint8_t* header, std::size_t payload_bytes, std::uint8_t tos,
+                   std::size_t path, std::int64_t now_ns);
+  // A control frame from `peer`, in order, as encoded by its endpoint. False if refused.
+  bool on_control(int peer, const std::uint8_t* bytes, std::size_t size, std::int64_t now_ns);
+
+  void on_timeout(std::int64_t now_ns);
+  // When to call on_timeout next (INT64_MAX: never); when a queued packet may leave (-1: none).
+  std::int64_t next_timeout_ns(std::int64_t now_ns) const;
+  std::int64_t next_send_ns(std::int64_t now_ns);
+
+  bool has_outputs() const;
+  void take_outputs(HostOutputs& out);
+  const HostCounters& counters() const;
 
  private:
   struct State;

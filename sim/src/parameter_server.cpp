@@ -123,6 +123,14 @@ class ParameterServerJob : public TrainingJob {
       push.num_layers = num_layers_;
       push.phase = FlowPhase::kPush;
       push.loss_budget = config_.loss_budget;  // the push side may lose up to the budget
+      if (library::budget_ppm(push.loss_budget) != 0) {
+        // The workers' pushes of one slice in one iteration share their budget at the server, as
+        // the library's parameter server groups them: a late or lossy worker's tail is left out
+        // when the others arrived whole.
+        push.budget_group = 1 + static_cast<std::uint64_t>(worker.iteration) * slices_.size() +
+                            static_cast<std::uint64_t>(slice);
+        push.budget_group_size = static_cast<std::uint32_t>(workers_.size());
+      }
       transport_.send(push, [this, slice] { pushed(slice); });
     }
     if (layer > 0) {

@@ -31,6 +31,10 @@ struct Message {
   double loss_budget = 0.0;  // only dlcp uses it; TCP always delivers everything
   FlowKind kind = FlowKind::kGradient;
   FlowPhase phase = FlowPhase::kNone;
+  // dlcp: receives that share one loss budget (MessageOptions::budget_group and
+  // budget_group_size; 0 = none), as the library's collectives group them. TCP ignores them.
+  std::uint64_t budget_group = 0;
+  std::uint32_t budget_group_size = 0;
 };
 
 using Delivered = std::function<void()>;

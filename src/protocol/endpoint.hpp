@@ -77,6 +77,8 @@ struct EndpointOptions {
   bool offer_receive_share = true;
   // Data packets are sent ECN-capable as the policy says (off: never, an ablation).
   bool ecn_capable = true;
+  // Unprotected packets carry the drop-eligible codepoint (off: the protected one, an ablation).
+  bool drop_precedence = true;
 };
 
 // A peer as the driver learnt it when it joined.

@@ -94,6 +94,7 @@ void Endpoint::post_send(SendRequest request, TimePoint now) {
       policy::data_tos(options_.policy, message->priority_class, policy::Precedence::kProtected);
   message->drop_eligible_tos =
       policy::data_tos(options_.policy, message->priority_class, policy::Precedence::kDropEligible);
+  if (!options_.drop_precedence) message->drop_eligible_tos = message->protected_tos;
   if (!options_.ecn_capable) {
     constexpr std::uint8_t kEcnBits = 0b11;
     message->protected_tos = static_cast<std::uint8_t>(message->protected_tos & ~kEcnBits);
