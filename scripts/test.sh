@@ -3,18 +3,47 @@
 # (and the one-minute soak; the Python tests under Debian's torch 1.13 and under pip's torch 2.x), reruns them under AddressSanitizer + UndefinedBehaviorSanitizer and
 # the transport and collectives tests under ThreadSanitizer, then builds the libFuzzer targets
 # with clang and runs each for a bounded time on its corpus. Prints how long each stage took.
+#
+# While developing, `scripts/test.sh --quick` installs what is missing and builds the same way, then
+# runs only the tests labelled "quick" (`ctest --test-dir build -L quick`): the unit tests, the
+# loopback integration tests of the protocol, transport, collectives and stores, and the testbed's
+# and simulator's tests on fixed inputs; about half a minute on 2 cores after the build. Not in it:
+# the floods, the unbiasedness statistics, the tests that start `dlcp bench` or mpirun, the soak,
+# the Python, install and Debian-package tests, the simulator scenario, the testbed's real network,
+# the sanitizer builds and the fuzzers (tests/CMakeLists.txt says how a test gets the label).
+# Usage: scripts/test.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=0
+case "$#:${1-}" in
+  0:) ;;
+  1:--quick) quick=1 ;;
+  *)
+    echo "usage: scripts/test.sh [--quick]" >&2
+    exit 2
+    ;;
+esac
 stage_start=$SECONDS
 stage_done() {
   echo "-- $1: $((SECONDS - stage_start)) s"
   stage_start=$SECONDS
 }
 scripts/install-deps.sh
-# The Python tests run under Debian's torch 1.13 and again under pip's torch 2.x in this venv.
-scripts/torch2-venv.sh build/venv-torch2
+# The Python tests run under Debian's torch 1.13 and again under pip's torch 2.x in this venv
+# (not needed by the quick tests).
+if [ "$quick" -eq 0 ]; then
+  scripts/torch2-venv.sh build/venv-torch2
+fi
 scripts/build.sh
 stage_done "build"
+
+if [ "$quick" -eq 1 ]; then
+  echo "== quick tests (label quick)"
+  ctest --test-dir build --output-on-failure -j2 -L quick
+  stage_done "quick tests"
+  echo "== quick tests passed (scripts/test.sh without --quick runs the whole suite)"
+  exit 0
+fi
 
 echo "== unit and integration tests"
 ctest --test-dir build --output-on-failure -j2
