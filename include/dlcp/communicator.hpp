@@ -99,6 +99,13 @@ struct CollectiveResult {
 };
 
 // Completion handle of an asynchronous collective. Copyable; every copy sees the same result.
+// Threading: a collective runs on one of the communicator's collective threads (at most
+// concurrent_collectives at once), which sleeps until its transfers end (each ends through the
+// transport's MessageCallback on its I/O thread) or any rank fails, and then completes the Work;
+// a point-to-point Work is completed directly by its transfer's callback, on the I/O thread.
+// Nothing polls and no thread starts per operation. A Work offers no completion callback: wait()
+// blocks the calling thread, which must therefore not be one of dlcp's (e.g. code run from a
+// Transport MessageCallback).
 class Work {
  public:
   Work() = default;

@@ -6,7 +6,6 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -175,10 +174,6 @@ struct MessageOptions {
   // Floats per packet; 0 = as many as the path's MTU allows (Transport::max_packet_floats).
   // Collectives fix it so that packet blocks line up across hops.
   std::uint16_t packet_floats = 0;
-  // Per-packet contribution counts, one per packet. Send: read, overriding `contributions`
-  // (each 1..world size). Receive: zeroed when posted, then each arriving packet's count is
-  // written, so 0 marks a packet that never arrived. Must stay alive until the future is ready.
-  std::span<std::uint16_t> packet_contributions{};
   // Send: how the values travel (receivers read what each packet says). packet_floats counts
   // values, so a 16-bit packet carries about twice as many as a float32 one of the same size.
   WireDtype wire = WireDtype::kFloat32;

@@ -6,7 +6,8 @@
 //
 // when_done(works, callback) runs a Python callable once the works are done, on the completion
 // thread holding the GIL: the torch backend (dlcp/torch/process_group.py) completes its futures
-// this way, with no thread per call and no libtorch.
+// this way, with no thread per call and no libtorch. Never on dlcp's own threads (the transport's
+// I/O thread, the collective threads): work_completer.hpp says why.
 //
 // allreduce_slices is the DDP communication hook's collective: one all-reduce per layer slice of
 // a gradient bucket, and a Python callable run once all are done (on the communicator's

@@ -1,8 +1,20 @@
-// Runs a function once every Work of a job is done. dlcp's Work offers no completion callback,
-// so one thread per communicator waits on the jobs in the order they were added (the order every
-// rank issues them in) and then calls the job's `done` on that thread, with the results or the
-// first failure. The torch backend and the hook complete their futures this way, through Python
-// callables (core_communicator.cpp: when_done, allreduce_slices). Needs no Python itself.
+// Runs a function once every Work of a job is done. One thread per communicator waits on the
+// jobs in the order they were added (the order every rank issues them in) and then calls the
+// job's `done` on that thread, with the results or the first failure. The torch backend and the
+// hook complete their futures this way, through Python callables (core_communicator.cpp:
+// when_done, allreduce_slices). Needs no Python itself. The thread sleeps on each Work in turn
+// (nothing polls) and no thread starts per call.
+//
+// Why this thread rather than completion callbacks: transfers do complete through callbacks now
+// (Transport's MessageCallback, which point-to-point Works use), but those run on the transport's
+// I/O thread, and a collective's Work completes on one of the communicator's collective threads.
+// Running the Python callables there would (1) put the GIL in the I/O path: every transfer of the
+// transport would stall whenever another thread holds the GIL; (2) deadlock when a callable waits
+// for another transfer (the backend's callable completes a torch future whose then-callbacks are
+// user code, free to call wait() on another dlcp Work; one that can only end on the same I/O
+// thread would never end), or when a collective thread blocks on the GIL that a Python thread
+// holds while it waits for that collective; and (3) lose the posting order the backend relies on.
+// So the callables run here, on a thread of their own that may block.
 #pragma once
 
 #include <condition_variable>

@@ -98,7 +98,7 @@ class CommunicatorImpl final : public Communicator {
   int world_size_;
   int workers_;
   collectives::Scratch scratch_;  // declared before the transport: it outlives every transfer
-  // Shared with point-to-point receives still waiting (api::PointToPoint).
+  // Shared with api::PointToPoint.
   std::shared_ptr<Transport> transport_;
   std::optional<collectives::Group> group_;
   std::optional<api::PointToPoint> point_to_point_;

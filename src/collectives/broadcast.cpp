@@ -17,16 +17,18 @@ CollectiveResult broadcast(const Group& g, std::uint32_t seq, std::span<float> v
   message.packet_floats = 0;
   const std::uint64_t id = message_id(seq, Phase::kBroadcast, 0, 0);
   if (g.rank == root) {
-    std::vector<std::future<MessageResult>> sends;
+    Transfers transfers(g);
+    std::vector<Transfers::Handle> sends;
     for (int peer = 0; peer < g.size; ++peer) {
-      if (peer != root) sends.push_back(g.transport.send(peer, id, values, message));
+      if (peer != root) sends.push_back(transfers.send(peer, id, values, message));
     }
-    for (auto& send : sends) g.await(send);
+    transfers.await_all(sends);
     return result;
   }
-  auto received = g.transport.recv(root, id, values, message);
+  Transfers transfers(g);
+  const auto received = transfers.recv(root, id, values, message);
   // Entries that never arrived keep this rank's own values.
-  result.broadcast_entries_missing = g.await(received).stats.entries_missing;
+  result.broadcast_entries_missing = transfers.await(received).stats.entries_missing;
   return result;
 }
 
@@ -40,15 +42,16 @@ CollectiveResult allgather(const Group& g, std::uint32_t seq, std::span<const fl
   MessageOptions message = g.message_options(options, options.broadcast_loss_budget);
   message.packet_floats = 0;
   const std::uint64_t id = message_id(seq, Phase::kAllgather, 0, 0);
-  std::vector<std::future<MessageResult>> transfers;
+  Transfers transfers(g);
+  std::vector<Transfers::Handle> posted;
   for (int peer = 0; peer < g.size; ++peer) {
     if (peer == g.rank) continue;
-    transfers.push_back(
-        g.transport.recv(peer, id, output.subspan(static_cast<std::size_t>(peer) * n, n), message));
-    transfers.push_back(g.transport.send(peer, id, input, message));
+    posted.push_back(
+        transfers.recv(peer, id, output.subspan(static_cast<std::size_t>(peer) * n, n), message));
+    posted.push_back(transfers.send(peer, id, input, message));
   }
-  for (std::size_t i = 0; i < transfers.size(); ++i) {
-    const MessageResult r = g.await(transfers[i]);
+  for (std::size_t i = 0; i < posted.size(); ++i) {
+    const MessageResult r = transfers.await(posted[i]);
     if (i % 2 == 0) result.broadcast_entries_missing += r.stats.entries_missing;
   }
   return result;
@@ -63,16 +66,17 @@ void barrier(const Group& g, std::uint32_t seq) {
   MessageOptions message = g.message_options(reliable, 0);
   message.packet_floats = 0;
   const std::uint64_t id = message_id(seq, Phase::kBarrier, 0, 0);
-  std::vector<std::future<MessageResult>> transfers;
+  Transfers transfers(g);
+  std::vector<Transfers::Handle> posted;
   std::size_t slot = 0;
   for (int peer = 0; peer < g.size; ++peer) {
     if (peer == g.rank) continue;
-    transfers.push_back(g.transport.recv(peer, id, std::span<float>(&tokens[slot], 1), message));
-    transfers.push_back(
-        g.transport.send(peer, id, std::span<const float>(&tokens[peers + slot], 1), message));
+    posted.push_back(transfers.recv(peer, id, std::span<float>(&tokens[slot], 1), message));
+    posted.push_back(
+        transfers.send(peer, id, std::span<const float>(&tokens[peers + slot], 1), message));
     ++slot;
   }
-  for (auto& transfer : transfers) g.await(transfer);
+  transfers.await_all(posted);
 }
 
 }  // namespace dlcp::collectives

@@ -1,12 +1,13 @@
 // What every collective algorithm works with: the transport, this rank's place among the workers,
-// the agreed block size, scratch buffers, and waiting that notices a dead rank at once.
+// the agreed block size, scratch buffers, and the fan-out of peer failures that lets a collective
+// notice a dead rank at once (collectives/transfers.hpp).
 #pragma once
 
 #include <cstdint>
-#include <future>
-#include <span>
+#include <memory>
 
 #include "collectives/buffer_pool.hpp"
+#include "collectives/transfers.hpp"
 #include "dlcp/communicator.hpp"
 #include "dlcp/transport.hpp"
 
@@ -25,18 +26,16 @@ struct Group {
   std::uint16_t block = 1;  // float32 values per packet, the same on every rank
   std::size_t segment_bytes = 4u << 20;
   Scratch& scratch;
-
-  // Waits for a transfer; throws the transport's first peer failure as soon as one happens, even
-  // when this transfer's peer is alive, so that no rank waits for a deadline behind a dead one.
-  MessageResult await(std::future<MessageResult>& transfer) const;
+  // The transport's one failure listener for this group, registered here, shared by copies.
+  std::shared_ptr<PeerFailures> failures = PeerFailures::watch(transport);
 
   // Values per packet in `wire`: the unit in which collectives cut buffers and count
   // contributions (a 16-bit packet of the same size holds about twice as many).
   std::size_t block_for(WireDtype wire) const;
 
   // Transport options for a transfer of this collective (its wire dtype and packet size).
-  MessageOptions message_options(const CollectiveOptions& options, double loss_budget,
-                                 std::span<std::uint16_t> counts = {}) const;
+  // Per-packet contribution counts go with the transfer (Transfers::send/recv), not in here.
+  MessageOptions message_options(const CollectiveOptions& options, double loss_budget) const;
 };
 
 }  // namespace dlcp::collectives

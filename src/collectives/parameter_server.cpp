@@ -58,8 +58,9 @@ CollectiveResult ps_allreduce(const Group& g, std::uint32_t ps_seq, std::span<fl
   auto descriptors = g.scratch.floats.acquire(servers * kPsDescriptorWords);
   auto pulled_counts = g.scratch.counts.acquire(servers * shard_blocks);
 
-  std::vector<std::future<MessageResult>> pulls;
-  std::vector<std::future<MessageResult>> sends;
+  Transfers transfers(g);
+  std::vector<Transfers::Handle> pulls;
+  std::vector<Transfers::Handle> sends;
   for (int s = 0; s < g.servers; ++s) {
     const Range shard = shard_of(g, values.size(), block, s);
     PsDescriptor d;
@@ -82,17 +83,17 @@ CollectiveResult ps_allreduce(const Group& g, std::uint32_t ps_seq, std::span<fl
         pulled_counts.span().subspan(static_cast<std::size_t>(s) * shard_blocks, shard_blocks);
     for (std::size_t k = 0; k < segment_count(shard.size, segment); ++k) {
       const Range seg = segment_of(shard, segment, k);
-      pulls.push_back(g.transport.recv(
-          server, message_id(ps_seq, Phase::kPull, 0, static_cast<std::uint32_t>(k)),
-          values.subspan(seg.begin, seg.size),
-          g.message_options(options, options.broadcast_loss_budget,
-                            counts.subspan(k * (segment / block), blocks_in(seg.size, block)))));
+      pulls.push_back(
+          transfers.recv(server, message_id(ps_seq, Phase::kPull, 0, static_cast<std::uint32_t>(k)),
+                         values.subspan(seg.begin, seg.size),
+                         g.message_options(options, options.broadcast_loss_budget),
+                         counts.subspan(k * (segment / block), blocks_in(seg.size, block))));
     }
-    sends.push_back(g.transport.send(server, message_id(ps_seq, Phase::kDescriptor, 0, 0), words,
-                                     descriptor_options(g, options.deadline)));
+    sends.push_back(transfers.send(server, message_id(ps_seq, Phase::kDescriptor, 0, 0), words,
+                                   descriptor_options(g, options.deadline)));
     for (std::size_t k = 0; k < segment_count(shard.size, segment); ++k) {
       const Range seg = segment_of(shard, segment, k);
-      sends.push_back(g.transport.send(
+      sends.push_back(transfers.send(
           server, message_id(ps_seq, Phase::kPush, 0, static_cast<std::uint32_t>(k)),
           values.subspan(seg.begin, seg.size), g.message_options(options, options.loss_budget)));
     }
@@ -105,7 +106,7 @@ CollectiveResult ps_allreduce(const Group& g, std::uint32_t ps_seq, std::span<fl
     auto counts = pulled_counts.span().subspan(static_cast<std::size_t>(s) * shard_blocks,
                                                blocks_in(shard.size, block));
     for (std::size_t k = 0; k < segment_count(shard.size, segment); ++k)
-      g.await(pulls[next_pull++]);
+      transfers.await(pulls[next_pull++]);
     if (shard.size == 0) continue;
     const auto target = values.subspan(shard.begin, shard.size);
     // Blocks the pull lost keep this worker's own gradient (scaled for a sum).
@@ -117,14 +118,15 @@ CollectiveResult ps_allreduce(const Group& g, std::uint32_t ps_seq, std::span<fl
       result.contributions_received += floats * std::uint64_t{counts[b]};
     }
   }
-  for (auto& send : sends) g.await(send);
+  transfers.await_all(sends);
   return result;
 }
 
 void ps_shutdown(const Group& g, std::uint32_t ps_seq) {
   auto descriptors =
       g.scratch.floats.acquire(static_cast<std::size_t>(g.servers) * kPsDescriptorWords);
-  std::vector<std::future<MessageResult>> sends;
+  Transfers transfers(g);
+  std::vector<Transfers::Handle> sends;
   PsDescriptor d;
   d.shutdown = true;
   const auto wire = encode_descriptor(d);
@@ -132,11 +134,10 @@ void ps_shutdown(const Group& g, std::uint32_t ps_seq) {
     auto words = descriptors.span().subspan(static_cast<std::size_t>(s) * kPsDescriptorWords,
                                             kPsDescriptorWords);
     std::ranges::copy(wire, words.begin());
-    sends.push_back(g.transport.send(server_rank(g, s),
-                                     message_id(ps_seq, Phase::kDescriptor, 0, 0), words,
-                                     descriptor_options(g, std::chrono::seconds(10))));
+    sends.push_back(transfers.send(server_rank(g, s), message_id(ps_seq, Phase::kDescriptor, 0, 0),
+                                   words, descriptor_options(g, std::chrono::seconds(10))));
   }
-  for (auto& send : sends) g.await(send);
+  transfers.await_all(sends);
 }
 
 namespace {
@@ -216,19 +217,20 @@ class Server {
   PsDescriptor read_descriptors(std::uint32_t seq) {
     const auto workers = static_cast<std::size_t>(g_.size);
     auto words = g_.scratch.floats.acquire(workers * kPsDescriptorWords);
-    std::vector<std::future<MessageResult>> receives;
+    Transfers transfers(g_);
+    std::vector<Transfers::Handle> receives;
     CollectiveOptions idle;
     idle.deadline = kIdleDeadline;
     for (std::size_t w = 0; w < workers; ++w) {
       MessageOptions options = g_.message_options(idle, 0);
       options.packet_floats = 0;
-      receives.push_back(g_.transport.recv(
+      receives.push_back(transfers.recv(
           static_cast<int>(w), message_id(seq, Phase::kDescriptor, 0, 0),
           words.span().subspan(w * kPsDescriptorWords, kPsDescriptorWords), options));
     }
     std::optional<PsDescriptor> first;
     for (std::size_t w = 0; w < workers; ++w) {
-      g_.await(receives[w]);
+      transfers.await(receives[w]);
       auto d = decode_descriptor(words.span().subspan(w * kPsDescriptorWords, kPsDescriptorWords));
       if (!d) {
         throw Error(ErrorCode::kProtocol, static_cast<int>(w),
@@ -279,29 +281,30 @@ class Server {
       return all.subspan(w * blocks + k * (segment / block), blocks_in(seg.size, block));
     };
     const std::size_t segments = segment_count(shard, segment);
-    std::vector<std::vector<std::future<MessageResult>>> pushes(workers);
+    Transfers transfers(g_);
+    std::vector<std::vector<Transfers::Handle>> pushes(workers);
     for (std::size_t w = 0; w < workers; ++w) {
       for (std::size_t k = 0; k < segments; ++k) {
         const Range seg = segment_of({0, shard}, segment, k);
         const std::uint64_t id = message_id(seq, Phase::kPush, 0, static_cast<std::uint32_t>(k));
-        MessageOptions push =
-            g_.message_options(options, budget, counts_of(pushed_counts.span(), w, k, seg));
+        MessageOptions push = g_.message_options(options, budget);
         if (budget > 0) {
           // The workers' pushes of one segment share their budget: a late or lossy worker's
           // tail is left out when the others arrived whole.
           push.budget_group = id;
           push.budget_group_size = static_cast<std::uint32_t>(workers);
         }
-        pushes[w].push_back(g_.transport.recv(static_cast<int>(w), id, values_of(w, seg), push));
+        pushes[w].push_back(transfers.recv(static_cast<int>(w), id, values_of(w, seg), push,
+                                           counts_of(pushed_counts.span(), w, k, seg)));
       }
     }
-    std::vector<std::future<MessageResult>> pulls;
+    std::vector<Transfers::Handle> pulls;
     for (std::size_t k = 0; k < segments; ++k) {
       const Range seg = segment_of({0, shard}, segment, k);
       const auto acc = values_of(0, seg);
       const auto acc_counts = counts_of(reduced_counts.span(), 0, k, seg);
       for (std::size_t w = 0; w < workers; ++w) {
-        g_.await(pushes[w][k]);
+        transfers.await(pushes[w][k]);
         const auto counts = counts_of(pushed_counts.span(), w, k, seg);
         if (w == 0) {
           clear_missing(acc, counts, block);
@@ -314,12 +317,12 @@ class Server {
       // Pulls tell each worker how many contributions each block holds (at least 1 on the wire).
       for (auto& count : acc_counts) count = std::max<std::uint16_t>(count, 1);
       for (std::size_t w = 0; w < workers; ++w) {
-        pulls.push_back(g_.transport.send(
+        pulls.push_back(transfers.send(
             static_cast<int>(w), message_id(seq, Phase::kPull, 0, static_cast<std::uint32_t>(k)),
-            acc, g_.message_options(options, broadcast_budget, acc_counts)));
+            acc, g_.message_options(options, broadcast_budget), acc_counts));
       }
     }
-    for (auto& pull : pulls) g_.await(pull);
+    transfers.await_all(pulls);
   }
 
   const Group& g_;

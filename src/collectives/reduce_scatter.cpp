@@ -88,22 +88,22 @@ CollectiveResult reduce_scatter(const Group& g, std::uint32_t seq, std::span<con
     return incoming_counts.span().subspan(i * shard_blocks, shard_blocks);
   };
 
-  std::vector<std::vector<std::future<MessageResult>>> receives(peers);
-  std::vector<std::future<MessageResult>> sends;
+  Transfers transfers(g);
+  std::vector<std::vector<Transfers::Handle>> receives(peers);
+  std::vector<Transfers::Handle> sends;
   for (std::size_t i = 0; i < peers; ++i) {
     for (std::size_t k = 0; k < segments; ++k) {
       const Range s = seg(k);
       const std::uint64_t id = message_id(seq, Phase::kReduce, 0, static_cast<std::uint32_t>(k));
-      MessageOptions reduce =
-          g.message_options(options, options.loss_budget, seg_blocks(counts_from_peer(i), k));
+      MessageOptions reduce = g.message_options(options, options.loss_budget);
       if (options.loss_budget > 0) {
         // The contributions to one segment share their budget: a late or lossy peer's tail is
         // left out when the others arrived whole.
         reduce.budget_group = id;
         reduce.budget_group_size = static_cast<std::uint32_t>(peers);
       }
-      receives[i].push_back(
-          g.transport.recv(peer(i), id, from_peer(i).subspan(s.begin, s.size), reduce));
+      receives[i].push_back(transfers.recv(peer(i), id, from_peer(i).subspan(s.begin, s.size),
+                                           reduce, seg_blocks(counts_from_peer(i), k)));
     }
   }
   // Segment-major order: every owner gets its first segments early.
@@ -112,9 +112,9 @@ CollectiveResult reduce_scatter(const Group& g, std::uint32_t seq, std::span<con
     for (std::size_t i = 0; i < peers; ++i) {
       const int j = peer(i);
       sends.push_back(
-          g.transport.send(j, message_id(seq, Phase::kReduce, 0, static_cast<std::uint32_t>(k)),
-                           shard(contribution, j).subspan(s.begin, s.size),
-                           g.message_options(options, options.loss_budget)));
+          transfers.send(j, message_id(seq, Phase::kReduce, 0, static_cast<std::uint32_t>(k)),
+                         shard(contribution, j).subspan(s.begin, s.size),
+                         g.message_options(options, options.loss_budget)));
     }
   }
 
@@ -133,7 +133,7 @@ CollectiveResult reduce_scatter(const Group& g, std::uint32_t seq, std::span<con
     return Contribution{from_peer(i).subspan(s.begin, s.size), seg_blocks(counts_from_peer(i), k)};
   };
   for (std::size_t k = 0; k < segments; ++k) {
-    for (std::size_t i = 0; i < peers; ++i) g.await(receives[i][k]);
+    for (std::size_t i = 0; i < peers; ++i) transfers.await(receives[i][k]);
     const Range s = seg(k);
     const auto acc = output.subspan(s.begin, s.size);
     const auto acc_counts = seg_blocks(counts.span(), k);
@@ -158,7 +158,7 @@ CollectiveResult reduce_scatter(const Group& g, std::uint32_t seq, std::span<con
     result.contributions_expected += stats.contributions_expected;
     result.contributions_received += stats.contributions_received;
   }
-  for (auto& send : sends) g.await(send);
+  transfers.await_all(sends);
   // Only the owner holds its shard, so the result stays float32 (no rounding to the wire).
   finish_allreduce_output(output, options);
   return result;

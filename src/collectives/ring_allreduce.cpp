@@ -31,7 +31,8 @@ class Ring {
         chunk_blocks_(blocks_in(max_chunk_, block_)),
         segment_(
             segment_floats(group.segment_bytes / sizeof(float), block_, max_chunk_, kMaxSegments)),
-        lossy_gather_(options.broadcast_loss_budget > 0) {}
+        lossy_gather_(options.broadcast_loss_budget > 0),
+        transfers_(group) {}
 
   CollectiveResult run();
 
@@ -80,9 +81,10 @@ class Ring {
   BufferPool<std::uint16_t>::Lease accumulated_;
   BufferPool<std::uint16_t>::Lease gathered_;
   BufferPool<float>::Lease local_;  // the input, for blocks the all-gather may lose
-  std::vector<std::future<MessageResult>> reduce_receives_[2];
-  std::vector<std::vector<std::future<MessageResult>>> gather_receives_;
-  std::vector<std::future<MessageResult>> sends_;
+  Transfers transfers_;
+  std::vector<Transfers::Handle> reduce_receives_[2];
+  std::vector<std::vector<Transfers::Handle>> gather_receives_;
+  std::vector<Transfers::Handle> sends_;
 };
 
 void Ring::post_reduce_receives(int step) {
@@ -95,22 +97,22 @@ void Ring::post_reduce_receives(int step) {
     auto into = incoming_[step % 2].span().subspan(seg.begin - whole.begin, seg.size);
     auto counts = counts_of(incoming_counts_[step % 2].span(), c, k);
     receives.push_back(
-        g_.transport.recv(prev_,
-                          message_id(seq_, Phase::kReduce, static_cast<std::uint32_t>(step),
-                                     static_cast<std::uint32_t>(k)),
-                          into, g_.message_options(options_, options_.loss_budget, counts)));
+        transfers_.recv(prev_,
+                        message_id(seq_, Phase::kReduce, static_cast<std::uint32_t>(step),
+                                   static_cast<std::uint32_t>(k)),
+                        into, g_.message_options(options_, options_.loss_budget), counts));
   }
 }
 
 void Ring::send_reduce(int step, std::size_t k) {
   const int c = g_.rank - step;
   const Range seg = segment(c, k);
-  sends_.push_back(g_.transport.send(
+  sends_.push_back(transfers_.send(
       next_,
       message_id(seq_, Phase::kReduce, static_cast<std::uint32_t>(step),
                  static_cast<std::uint32_t>(k)),
-      values_.subspan(seg.begin, seg.size),
-      g_.message_options(options_, options_.loss_budget, counts_of(acc_counts(c), c, k))));
+      values_.subspan(seg.begin, seg.size), g_.message_options(options_, options_.loss_budget),
+      counts_of(acc_counts(c), c, k)));
 }
 
 void Ring::post_gather_receives() {
@@ -124,11 +126,11 @@ void Ring::post_gather_receives() {
       const auto counts =
           lossy_gather_ ? counts_of(gather_counts(c), c, k) : std::span<std::uint16_t>{};
       receives.push_back(
-          g_.transport.recv(prev_,
-                            message_id(seq_, Phase::kGather, static_cast<std::uint32_t>(t),
-                                       static_cast<std::uint32_t>(k)),
-                            values_.subspan(seg.begin, seg.size),
-                            g_.message_options(options_, options_.broadcast_loss_budget, counts)));
+          transfers_.recv(prev_,
+                          message_id(seq_, Phase::kGather, static_cast<std::uint32_t>(t),
+                                     static_cast<std::uint32_t>(k)),
+                          values_.subspan(seg.begin, seg.size),
+                          g_.message_options(options_, options_.broadcast_loss_budget), counts));
     }
   }
 }
@@ -138,15 +140,14 @@ void Ring::post_gather_receives() {
 void Ring::send_gather(int step, std::size_t k) {
   const int c = g_.rank + 1 - step;
   const Range seg = segment(c, k);
-  auto options = g_.message_options(
-      options_, options_.broadcast_loss_budget,
-      lossy_gather_ ? counts_of(gather_counts(c), c, k) : std::span<std::uint16_t>{});
+  auto options = g_.message_options(options_, options_.broadcast_loss_budget);
   if (!lossy_gather_) options.contributions = static_cast<std::uint16_t>(world_);
-  sends_.push_back(
-      g_.transport.send(next_,
-                        message_id(seq_, Phase::kGather, static_cast<std::uint32_t>(step),
-                                   static_cast<std::uint32_t>(k)),
-                        values_.subspan(seg.begin, seg.size), options));
+  sends_.push_back(transfers_.send(
+      next_,
+      message_id(seq_, Phase::kGather, static_cast<std::uint32_t>(step),
+                 static_cast<std::uint32_t>(k)),
+      values_.subspan(seg.begin, seg.size), options,
+      lossy_gather_ ? counts_of(gather_counts(c), c, k) : std::span<std::uint16_t>{}));
 }
 
 CollectiveResult Ring::run() {
@@ -177,7 +178,7 @@ CollectiveResult Ring::run() {
     const Range whole = chunk(c);
     auto& receives = reduce_receives_[s % 2];
     for (std::size_t k = 0; k < receives.size(); ++k) {
-      g_.await(receives[k]);
+      transfers_.await(receives[k]);
       const Range seg = segment(c, k);
       const auto acc = values_.subspan(seg.begin, seg.size);
       const auto counts = counts_of(acc_counts(c), c, k);
@@ -206,7 +207,7 @@ CollectiveResult Ring::run() {
     const int c = g_.rank - t;
     auto& receives = gather_receives_[static_cast<std::size_t>(t)];
     for (std::size_t k = 0; k < receives.size(); ++k) {
-      g_.await(receives[k]);
+      transfers_.await(receives[k]);
       if (lossy_gather_) {
         const Range seg = segment(c, k);
         auto counts = counts_of(gather_counts(c), c, k);
@@ -219,7 +220,7 @@ CollectiveResult Ring::run() {
       if (t + 1 < world_ - 1) send_gather(t + 1, k);
     }
   }
-  for (auto& send : sends_) g_.await(send);
+  transfers_.await_all(sends_);
   return result;
 }
 

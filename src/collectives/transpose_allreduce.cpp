@@ -49,36 +49,36 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
     return all.subspan(i * part_blocks, part_blocks);
   };
 
-  std::vector<std::vector<std::future<MessageResult>>> reduce_receives(peers);
-  std::vector<std::vector<std::future<MessageResult>>> gather_receives(peers);
-  std::vector<std::future<MessageResult>> sends;
+  Transfers transfers(g);
+  std::vector<std::vector<Transfers::Handle>> reduce_receives(peers);
+  std::vector<std::vector<Transfers::Handle>> gather_receives(peers);
+  std::vector<Transfers::Handle> sends;
   for (std::size_t i = 0; i < peers; ++i) {
     const int j = peer(i);
     for (std::size_t k = 0; k < segments(g.rank); ++k) {
       const Range s = seg(g.rank, k);
       const std::uint64_t id = message_id(seq, Phase::kReduce, 0, static_cast<std::uint32_t>(k));
-      MessageOptions reduce =
-          g.message_options(options, options.loss_budget,
-                            seg_blocks(counts_from(incoming_counts.span(), i), g.rank, k));
+      MessageOptions reduce = g.message_options(options, options.loss_budget);
       if (options.loss_budget > 0) {
         // The contributions to one segment share their budget: a late or lossy peer's tail is
         // left out when the others arrived whole.
         reduce.budget_group = id;
         reduce.budget_group_size = static_cast<std::uint32_t>(peers);
       }
-      reduce_receives[i].push_back(g.transport.recv(
-          j, id, incoming.span().subspan(i * max_part + (s.begin - own.begin), s.size), reduce));
+      reduce_receives[i].push_back(transfers.recv(
+          j, id, incoming.span().subspan(i * max_part + (s.begin - own.begin), s.size), reduce,
+          seg_blocks(counts_from(incoming_counts.span(), i), g.rank, k)));
     }
     // Part j is written only by j's result, and j sends it only after our contribution to it
     // arrived, so posting here cannot clobber what we still have to send.
     for (std::size_t k = 0; k < segments(j); ++k) {
       const Range s = seg(j, k);
-      gather_receives[i].push_back(g.transport.recv(
-          j, message_id(seq, Phase::kGather, 0, static_cast<std::uint32_t>(k)),
-          values.subspan(s.begin, s.size),
-          g.message_options(options, options.broadcast_loss_budget,
-                            lossy_gather ? seg_blocks(counts_from(gathered.span(), i), j, k)
-                                         : std::span<std::uint16_t>{})));
+      gather_receives[i].push_back(
+          transfers.recv(j, message_id(seq, Phase::kGather, 0, static_cast<std::uint32_t>(k)),
+                         values.subspan(s.begin, s.size),
+                         g.message_options(options, options.broadcast_loss_budget),
+                         lossy_gather ? seg_blocks(counts_from(gathered.span(), i), j, k)
+                                      : std::span<std::uint16_t>{}));
     }
   }
   // Segment-major order: every owner gets its first segments early.
@@ -89,7 +89,7 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
       const int j = peer(i);
       if (k >= segments(j)) continue;
       const Range s = seg(j, k);
-      sends.push_back(g.transport.send(
+      sends.push_back(transfers.send(
           j, message_id(seq, Phase::kReduce, 0, static_cast<std::uint32_t>(k)),
           values.subspan(s.begin, s.size), g.message_options(options, options.loss_budget)));
     }
@@ -101,7 +101,7 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
     const auto acc = values.subspan(s.begin, s.size);
     const auto acc_counts = seg_blocks(own_counts.span(), g.rank, k);
     for (std::size_t i = 0; i < peers; ++i) {
-      g.await(reduce_receives[i][k]);
+      transfers.await(reduce_receives[i][k]);
       accumulate(acc, acc_counts,
                  incoming.span().subspan(i * max_part + (s.begin - own.begin), s.size),
                  seg_blocks(counts_from(incoming_counts.span(), i), g.rank, k), block);
@@ -113,9 +113,9 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
     result.contributions_expected += stats.contributions_expected;
     result.contributions_received += stats.contributions_received;
     for (std::size_t i = 0; i < peers; ++i) {
-      sends.push_back(g.transport.send(
-          peer(i), message_id(seq, Phase::kGather, 0, static_cast<std::uint32_t>(k)), acc,
-          g.message_options(options, options.broadcast_loss_budget)));
+      sends.push_back(
+          transfers.send(peer(i), message_id(seq, Phase::kGather, 0, static_cast<std::uint32_t>(k)),
+                         acc, g.message_options(options, options.broadcast_loss_budget)));
     }
   }
 
@@ -124,7 +124,7 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
   for (std::size_t i = 0; i < peers; ++i) {
     const int j = peer(i);
     for (std::size_t k = 0; k < gather_receives[i].size(); ++k) {
-      g.await(gather_receives[i][k]);
+      transfers.await(gather_receives[i][k]);
       if (!lossy_gather) continue;
       const Range s = seg(j, k);
       const auto target = values.subspan(s.begin, s.size);
@@ -133,7 +133,7 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
                              fallback_scale, block);
     }
   }
-  for (auto& send : sends) g.await(send);
+  transfers.await_all(sends);
   return result;
 }
 

@@ -137,8 +137,6 @@ void Engine::send(int peer, std::uint64_t message_id, std::span<const float> val
   request.total_floats = static_cast<std::uint32_t>(values.size());
   request.options = options;
   request.contributions = contributions;
-  if (contributions.empty()) request.contributions = options.packet_contributions;
-  request.options.packet_contributions = {};
   const std::uint16_t stride = peer >= 0 && peer < options_.world_size
                                    ? readiness_.stride[static_cast<std::size_t>(peer)].load()
                                    : std::uint16_t{0};
@@ -161,8 +159,6 @@ void Engine::recv(int peer, std::uint64_t message_id, std::span<float> values,
   request.total_floats = static_cast<std::uint32_t>(values.size());
   request.options = options;
   request.contributions = contributions;
-  if (contributions.empty()) request.contributions = options.packet_contributions;
-  request.options.packet_contributions = {};
   auto holder = std::make_shared<protocol::ReceiveRequest>(std::move(request));
   post([this, holder, done = std::move(done)]() mutable {
     holder->token = remember(std::move(done));

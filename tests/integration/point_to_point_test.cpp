@@ -104,6 +104,28 @@ TEST(PointToPoint, AnySourceTimesOutAndKeepsThePeersPlace) {
   });
 }
 
+TEST(PointToPoint, AnySourceReceivesWaitingTogetherTakeOnePeersTransfersInTurn) {
+  run_communicators(2, communicator_options(Algorithm::kRing), [&](Communicator& comm) {
+    const CollectiveOptions options{.deadline = std::chrono::seconds(10)};
+    if (comm.rank() == 0) {
+      // Both wait before anything arrives: the first takes the first transfer, and the second
+      // gets the peer's next one posted for it then.
+      std::vector<float> first(10), second(10);
+      Work a = comm.recv_any(first, 4, options);
+      Work b = comm.recv_any(second, 4, options);
+      comm.barrier();
+      EXPECT_EQ(a.wait().source, 1);
+      EXPECT_EQ(b.wait().source, 1);
+      EXPECT_TRUE(bit_equal(first, filled(10, 1)));
+      EXPECT_TRUE(bit_equal(second, filled(10, 2)));
+    } else {
+      comm.barrier();
+      comm.send(filled(10, 1), 0, 4, options).wait();
+      comm.send(filled(10, 2), 0, 4, options).wait();
+    }
+  });
+}
+
 TEST(PointToPoint, RefusesItselfOtherRanksAndABudget) {
   run_communicators(2, communicator_options(Algorithm::kRing), [&](Communicator& comm) {
     std::vector<float> values(4);
