@@ -63,7 +63,9 @@ std::pair<Work, Promise> work_and_promise() {
 }
 
 Work completed(int source) {
-  auto [work, promise] = work_and_promise();
+  auto pair = work_and_promise();
+  Work work = std::move(pair.first);
+  Promise promise = std::move(pair.second);
   CollectiveResult result;
   result.source = source;
   promise->set_value(result);
@@ -275,7 +277,9 @@ Work PointToPoint::send(std::span<const float> values, int peer, std::uint32_t t
     sequence = shared_->sends[key]++;
   }
   if (values.empty()) return completed(rank_);  // the receiver's is empty too: nothing to move
-  auto [work, promise] = work_and_promise();
+  auto pair = work_and_promise();
+  Work work = std::move(pair.first);
+  Promise promise = std::move(pair.second);
   transport_->send(peer, transfer_id(sequence, key.second), values, message_options(options), {},
                    fulfil(std::move(promise), values.size(), peer));
   return work;
@@ -285,7 +289,9 @@ Work PointToPoint::recv(std::span<float> values, int peer, std::uint32_t tag,
                         const CollectiveOptions& options) {
   const Key key = checked_key(peer, tag, "recv", options);
   const MessageOptions message = message_options(options);
-  auto [work, promise] = work_and_promise();
+  auto pair = work_and_promise();
+  Work work = std::move(pair.first);
+  Promise promise = std::move(pair.second);
   std::optional<Shared::Ahead> ahead;
   std::uint32_t sequence = 0;
   {
@@ -340,7 +346,9 @@ Work PointToPoint::recv_any(std::span<float> values, std::uint32_t tag,
     throw Error(ErrorCode::kInvalidArgument, -1, "recv from any source in a world of one");
   }
   auto receive = std::make_shared<AnyReceive>();
-  auto [work, promise] = work_and_promise();
+  auto pair = work_and_promise();
+  Work work = std::move(pair.first);
+  Promise promise = std::move(pair.second);
   receive->values = values;
   receive->promise = std::move(promise);
   receive->message = message_options(options);
