@@ -95,6 +95,9 @@ struct DlcpSimConfig {
   // CE marks on packets in the band the background shares cut only a pacer of their own, which
   // those packets pass as well as the peer's; marks elsewhere cut the peer's (--dlcp-pacing).
   bool shared_band_pacer = false;
+  // Every message's MessageOptions::deadline (the library's default). A message that misses it
+  // fails, and a failure ends the run at once (--deadline-ms).
+  std::int64_t deadline_ms = 30000;
 };
 
 // How a TCP socket retransmits after a timeout (tcp_socket.hpp, pfabric_tcp_socket.hpp).

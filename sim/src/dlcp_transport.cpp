@@ -165,6 +165,7 @@ void DlcpTransport::send(const Message& message, Delivered on_delivered) {
   request.layer = message.layer;
   request.num_layers = message.num_layers;
   request.loss_budget = message.loss_budget;
+  request.deadline_ms = config_.deadline_ms;
   if (library::budget_ppm(message.loss_budget) != 0) {
     // One value per packet stands for that packet's mean |g| (stride 1), so ranking a synthetic
     // heavy-tailed gradient costs O(packets) rather than O(floats).
@@ -199,7 +200,7 @@ void DlcpTransport::pump(int host_index) {
       send_frame(host_index, frame.peer, std::move(frame.bytes));
     }
     for (int peer : out.lost_peers) {
-      std::cerr << "dlcp-sim: host " << host_index << " lost peer " << peer << "\n";
+      fail("host " + std::to_string(host_index) + " lost peer " + std::to_string(peer));
     }
     for (const auto& done : out.completions) {
       on_completion(host_index, done.token, done.is_send, done.ok, done.error,
@@ -213,9 +214,8 @@ void DlcpTransport::on_completion(int host_index, std::uint64_t token, bool is_s
                                   const std::string& error, std::uint64_t entries_missing) {
   if (!ok) {
     ++counters_.messages_failed;
-    std::cerr << "dlcp-sim: at " << ns3::Simulator::Now().GetMicroSeconds() << " us host "
-              << host_index << ": " << (is_send ? "send" : "receive") << " of message " << token
-              << " FAILED: " << error << "\n";
+    fail("host " + std::to_string(host_index) + ": " + (is_send ? "send" : "receive") +
+         " of message " + std::to_string(token) + " failed: " + error);
     return;
   }
   if (is_send) return;
@@ -226,6 +226,15 @@ void DlcpTransport::on_completion(int host_index, std::uint64_t token, bool is_s
   log_.finished(record.message, record.posted);
   Delivered delivered = std::move(record.on_delivered);  // it may post (and grow messages_)
   if (delivered) delivered();
+}
+
+void DlcpTransport::fail(const std::string& what) {
+  const std::string line =
+      "at " + std::to_string(ns3::Simulator::Now().GetMicroSeconds()) + " us " + what;
+  std::cerr << "dlcp-sim: " << line << "\n";
+  if (!counters_.first_failure.empty()) return;
+  counters_.first_failure = line;
+  ns3::Simulator::Stop();
 }
 
 void DlcpTransport::arm(int host_index) {
@@ -315,7 +324,8 @@ void DlcpTransport::on_data_readable(ns3::Ptr<ns3::Socket> socket) {
 // ---- the control channel: reliable, in-order frames per host pair ----
 
 void DlcpTransport::send_frame(int from, int to, std::vector<std::uint8_t> frame) {
-  Host::OutChannel& channel = hosts_[static_cast<std::size_t>(from)]->out[static_cast<std::size_t>(to)];
+  Host::OutChannel& channel =
+      hosts_[static_cast<std::size_t>(from)]->out[static_cast<std::size_t>(to)];
   const std::uint32_t seq = channel.next_seq++;
   transmit_frame(from, to, seq, frame);
   channel.unacked.emplace_back(seq, std::move(frame));
@@ -346,7 +356,8 @@ void DlcpTransport::send_ack(int from, int to, std::uint32_t next_expected) {
 }
 
 void DlcpTransport::on_control_retry(int from, int to) {
-  Host::OutChannel& channel = hosts_[static_cast<std::size_t>(from)]->out[static_cast<std::size_t>(to)];
+  Host::OutChannel& channel =
+      hosts_[static_cast<std::size_t>(from)]->out[static_cast<std::size_t>(to)];
   if (channel.unacked.empty()) return;
   for (const auto& [seq, frame] : channel.unacked) {
     transmit_frame(from, to, seq, frame);
@@ -384,21 +395,20 @@ void DlcpTransport::on_control_readable(ns3::Ptr<ns3::Socket> socket) {
         channel.retry.Cancel();
       } else if (advanced) {
         channel.retry.Cancel();
-        channel.retry = ns3::Simulator::Schedule(
-            micros(config_.control_retry_us), &DlcpTransport::on_control_retry, this, host_index,
-            from);
+        channel.retry =
+            ns3::Simulator::Schedule(micros(config_.control_retry_us),
+                                     &DlcpTransport::on_control_retry, this, host_index, from);
       }
       continue;
     }
     Host::InChannel& channel = host.in[static_cast<std::size_t>(from)];
     if (value >= channel.expected) {
-      channel.early.emplace(value, std::vector<std::uint8_t>(bytes.begin() + kChannelHeaderBytes,
-                                                             bytes.end()));
+      channel.early.emplace(
+          value, std::vector<std::uint8_t>(bytes.begin() + kChannelHeaderBytes, bytes.end()));
     }
     // Deliver in order whatever is now contiguous.
     for (auto it = channel.early.begin();
-         it != channel.early.end() && it->first == channel.expected;
-         it = channel.early.erase(it)) {
+         it != channel.early.end() && it->first == channel.expected; it = channel.early.erase(it)) {
       ++channel.expected;
       host.endpoint->on_control(from, it->second.data(), it->second.size(), now_ns());
     }

@@ -15,7 +15,8 @@
 //    cumulative acks, retransmission every control_retry_us), as TCP carries them in the library;
 //    the endpoint does not know;
 //  - completions: a receive that settles delivers the message to the workload; a failed one
-//    (a deadline, MessageOptions' 30 s by default) is counted and reported on stderr.
+//    (a deadline: DlcpSimConfig::deadline_ms) or a lost peer is reported on stderr and in the
+//    counters, and ends the run at once (the workload would otherwise wait for it forever).
 // The workload's own synthetic ranking (one lognormal magnitude per packet) chooses each
 // message's protected packets, through the library's policy.
 #pragma once
@@ -25,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -51,11 +53,13 @@ struct DlcpCounters {
   // shared_band_pacer: CE marks in the background's band that only the shared-band pacers
   // reacted to.
   std::uint64_t shared_band_marks = 0;
-  // Sends or receives that failed (a deadline, a lost peer): never expected.
+  // Sends or receives that failed (a deadline, a lost peer): never expected. The first one stops
+  // the simulation, since the workload would wait for that message until max_sim_ms.
   std::uint64_t messages_failed = 0;
-  std::uint64_t control_frames = 0;             // frames the endpoints sent
-  std::uint64_t control_retransmissions = 0;    // control packets the channels resent
-  std::uint64_t rejected = 0;                   // datagrams or frames the decoders refused
+  std::string first_failure;                  // what failed, where and when; empty if nothing did
+  std::uint64_t control_frames = 0;           // frames the endpoints sent
+  std::uint64_t control_retransmissions = 0;  // control packets the channels resent
+  std::uint64_t rejected = 0;                 // datagrams or frames the decoders refused
 };
 
 class DlcpTransport : public MessageTransport {
@@ -78,8 +82,10 @@ class DlcpTransport : public MessageTransport {
   void arm(int host);
   void on_send_slot(int host);
   void on_timeout(int host);
-  void on_completion(int host, std::uint64_t token, bool is_send, bool ok,
-                     const std::string& error, std::uint64_t entries_missing);
+  void on_completion(int host, std::uint64_t token, bool is_send, bool ok, const std::string& error,
+                     std::uint64_t entries_missing);
+  // Reports a failure; the first one stops the simulation (DlcpCounters::first_failure).
+  void fail(const std::string& what);
 
   // The reliable control channel (one per ordered host pair).
   void send_frame(int from, int to, std::vector<std::uint8_t> frame);

@@ -220,6 +220,7 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme, const std:
     if (scenario.dlcp.shared_band_pacer) out << ",\"shared_band_marks\":" << c.shared_band_marks;
     out << ",\"messages_failed\":" << c.messages_failed
         << ",\"control_retransmissions\":" << c.control_retransmissions;
+    if (!c.first_failure.empty()) out << ",\"first_failure\":" << json::quote(c.first_failure);
     out << "}";
   }
   out << ",\"sim_ms\":" << json::number(sim_ms) << ",\"events\":" << events

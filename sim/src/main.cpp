@@ -35,7 +35,7 @@ void usage(std::ostream& out) {
          "                [--collective ps|ring]\n"
          "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--link-delay-us X]\n"
-         "                [--tcp-min-rto-us X]\n"
+         "                [--tcp-min-rto-us X] [--deadline-ms N]\n"
          "                [--compute-jitter X] [--pfabric-rto backoff|fixed|probe]\n"
          "                [--tcp-close ns3|rfc793] [--tcp-connections per-message|persistent]\n"
          "                [--eligible-threshold port|queue] [--dlcp-pacing peer|shared-band]\n"
@@ -51,6 +51,8 @@ void usage(std::ostream& out) {
          "trip crosses 4 links each way through a spine)\n"
          "--tcp-min-rto-us X sets TCP's minimum retransmission timeout (DCTCP, NewReno, PIAS and\n"
          "every network's background; pFabric keeps its own)\n"
+         "--deadline-ms N sets every dlcp message's deadline (default 30000, the library's); a\n"
+         "message that misses it fails, and a failure ends the run at once\n"
          "--pfabric-rto fixed makes pFabric's TCP repeat its timeout on consecutive timeouts (of\n"
          "data and of SYNs), as pFabric's rate control does, instead of doubling it (default:\n"
          "backoff, ns-3's TCP); probe also re-sends one-byte segments after 5 consecutive\n"
@@ -239,6 +241,8 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       s.dlcp.shared_band_pacer = choose<bool>(flag, text, {{"peer", false}, {"shared-band", true}});
     } else if (flag == "--eligible-threshold") {
       s.fabric.eligible_per_queue = choose<bool>(flag, text, {{"port", false}, {"queue", true}});
+    } else if (flag == "--deadline-ms") {
+      s.dlcp.deadline_ms = to_count(flag, text);
     } else if (flag == "--tcp-min-rto-us") {
       s.tcp.min_rto_us = to_number(flag, text);
     } else if (flag == "--ablate") {
@@ -409,7 +413,13 @@ int main(int argc, char** argv) {
               << " (the document is on stdout with --json)\n";
     return 1;
   }
+  // A scheme that errored, or a dlcp run a failed message stopped early, fails the command.
   bool failed = false;
-  for (const auto& o : outcomes) failed = failed || o.result.object.count("error") > 0;
+  for (const auto& o : outcomes) {
+    const auto dlcp_block = o.result.object.find("dlcp");
+    failed = failed || o.result.object.count("error") > 0 ||
+             (dlcp_block != o.result.object.end() &&
+              dlcp_block->second.object.count("first_failure") > 0);
+  }
   return failed ? 1 : 0;
 }

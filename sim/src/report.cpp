@@ -144,6 +144,13 @@ void print_table(std::ostream& out, const ScenarioConfig& scenario,
     out << "TCP gradient flows, timeouts/fast recoveries/SYN retransmissions:" << tcp_losses
         << "\n";
   }
+  for (const auto& o : outcomes) {
+    const auto dlcp_block = o.result.object.find("dlcp");
+    if (dlcp_block == o.result.object.end()) continue;
+    const auto failure = dlcp_block->second.object.find("first_failure");
+    if (failure == dlcp_block->second.object.end()) continue;
+    out << o.scheme << " stopped early: " << failure->second.string << "\n";
+  }
   if (scenario.fabric.gray_loss > 0) {
     out << "gray spine (spine 0 drops " << cell(100.0 * scenario.fabric.gray_loss, "%.2f")
         << "% at random), packets dropped of those that crossed it:";

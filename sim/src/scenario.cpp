@@ -126,6 +126,10 @@ std::string invalid_setting(const ScenarioConfig& s) {
   // Above about 95% of every host's link the Poisson background alone never drains.
   if (!(s.background.load >= 0 && s.background.load <= 0.95)) return "--load must lie in [0, 0.95]";
   // Below a microsecond is below the clock granularity; above a second no flow would finish.
+  // The library's MessageOptions::deadline is whole milliseconds, at least 1.
+  if (!(s.dlcp.deadline_ms >= 1 && s.dlcp.deadline_ms <= 3600000)) {
+    return "--deadline-ms must lie in [1, 3600000]";
+  }
   if (!(s.tcp.min_rto_us >= 1 && s.tcp.min_rto_us <= 1e6)) {
     return "--tcp-min-rto-us must lie in [1, 1000000]";
   }
@@ -153,6 +157,9 @@ std::string scenario_json(const ScenarioConfig& s) {
   // Written only when changed, so that documents from before the option still merge.
   const std::string best_effort = f.best_effort_shared ? "" : ",\"best_effort_shared\":false";
   const std::string pacing = s.dlcp.shared_band_pacer ? ",\"dlcp_pacing\":\"shared_band\"" : "";
+  const std::string deadline = s.dlcp.deadline_ms == DlcpSimConfig{}.deadline_ms
+                                   ? ""
+                                   : ",\"dlcp_deadline_ms\":" + std::to_string(s.dlcp.deadline_ms);
   std::string pfabric_rto;
   if (s.tcp.pfabric_timer == RetransmitTimer::kFixed) pfabric_rto = ",\"pfabric_rto\":\"fixed\"";
   if (s.tcp.pfabric_timer == RetransmitTimer::kProbe) pfabric_rto = ",\"pfabric_rto\":\"probe\"";
@@ -175,7 +182,7 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"dlcp_ecn_capable\":" << (s.dlcp.ecn_capable ? "true" : "false")
       << ",\"dlcp_drop_precedence\":" << (s.dlcp.drop_precedence ? "true" : "false")
       << ",\"dlcp_receiver_share\":" << (s.dlcp.receiver_share ? "true" : "false") << pacing
-      << ",\"collective\":"
+      << deadline << ",\"collective\":"
       << json::quote(w.collective == Collective::kParameterServer ? "parameter_server"
                                                                   : "ring_allreduce")
       << ",\"model\":" << json::quote(w.model) << ",\"servers\":" << w.servers

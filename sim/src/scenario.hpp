@@ -29,8 +29,11 @@ namespace dlcp::sim {
 // the first round sends protected packets first, a report's margin against losing the
 // retransmission is min(0.5, 2 x the loss of the host's own packets to that peer) of the deficit,
 // capped at the budget (was 1 + 2 x the message's loss, uncapped), duplicates do not count as
-// arrivals, and a report lists packet ranges.
-constexpr int kModelRevision = 11;
+// arrivals, and a report lists packet ranges. 12: the simulator drives the library's whole
+// protocol endpoint (protocol::Endpoint): a parameter server's pushes of one slice share a budget
+// group, rate reports go per peer, acks and FlowStart travel on the control channel, and control
+// frames cross a reliable channel per host pair.
+constexpr int kModelRevision = 12;
 
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.
