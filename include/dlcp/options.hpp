@@ -141,6 +141,12 @@ struct TransportOptions {
   std::chrono::microseconds feedback_interval{2000};
   // After a sender's round ends, wait this long without new packets before asking for the gaps.
   std::chrono::microseconds quiet_before_report{1000};
+  // Parity for protected packets: one parity packet per this many protected packets of a message
+  // (1..255; 0: none), sent in the first round after them, from which a receiver rebuilds one lost
+  // packet of the group without a recovery round (docs/protocol.md, "Sending"). It costs 1/k more
+  // protected packets; it pays where a round is dear: long or lossy paths. Messages sent with
+  // per-packet contribution counts carry no parity.
+  int parity_members = 0;
   // The control connections' least retransmission timeout (and most delayed-ACK time). Linux's
   // 200 ms default made one control frame lost on a lossy path cost 200 ms. It applies where
   // the kernel has the TCP_RTO_MIN_US socket option (recent kernels; 6.18 has it, Debian

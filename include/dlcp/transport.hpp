@@ -53,7 +53,8 @@ struct MessageStats {
   std::uint64_t packets = 0;                // packets the message is cut into
   std::uint64_t packets_sent = 0;           // sender: transmissions, retransmissions included
   std::uint64_t packets_retransmitted = 0;  // sender: retransmissions only
-  std::uint64_t packets_received = 0;       // distinct packets that arrived
+  std::uint64_t packets_received = 0;       // distinct packets that arrived (or were rebuilt)
+  std::uint64_t packets_rebuilt = 0;        // receiver: of those, rebuilt from parity
   std::uint64_t packets_missing = 0;
   std::uint64_t protected_missing = 0;  // always zero for a settled message
   std::uint64_t entries_missing = 0;
@@ -90,6 +91,11 @@ struct TransportCounters {
   // Of the datagrams and bytes sent, those that recovery rounds resent (what a loss-free run
   // would not have sent).
   std::uint64_t datagrams_retransmitted = 0;
+  // Parity (TransportOptions::parity_members): parity packets sent (among datagrams_sent) and
+  // received, and lost packets rebuilt from them, each a recovery round spared.
+  std::uint64_t parity_sent = 0;
+  std::uint64_t parity_received = 0;
+  std::uint64_t packets_rebuilt = 0;
   std::uint64_t bytes_retransmitted = 0;
   std::uint64_t injected_drops = 0;
   std::uint64_t injected_marks = 0;   // LossInjectionOptions::class_mark_rate

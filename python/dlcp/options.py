@@ -28,6 +28,7 @@ COMMUNICATOR_FIELDS = {
     "early_arrival_ttl_ms": ("transport", "early_arrival_ttl_ms"),
     "feedback_interval_us": ("transport", "feedback_interval_us"),
     "quiet_before_report_us": ("transport", "quiet_before_report_us"),
+    "parity_members": ("transport", "parity_members"),
     "protected_share": ("transport", "policy", "protected_share"),
     "initial_rate": ("transport", "rate", "initial_rate"),
     "min_rate": ("transport", "rate", "min_rate"),

@@ -73,6 +73,7 @@ void bind_transport_options(py::module_& module) {
       .def_readwrite("socket_buffer_bytes", &TransportOptions::socket_buffer_bytes)
       .def_readwrite("batch", &TransportOptions::batch)
       .def_readwrite("backlog_bytes", &TransportOptions::backlog_bytes)
+      .def_readwrite("parity_members", &TransportOptions::parity_members)
       .def_readwrite("policy", &TransportOptions::policy)
       .def_readwrite("rate", &TransportOptions::rate)
       .def_readwrite("inject", &TransportOptions::inject)

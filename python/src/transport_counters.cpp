@@ -11,6 +11,9 @@ py::dict counters_dict(const TransportCounters& counters) {
   result["bytes_sent"] = counters.bytes_sent;
   result["bytes_received"] = counters.bytes_received;
   result["datagrams_retransmitted"] = counters.datagrams_retransmitted;
+  result["parity_sent"] = counters.parity_sent;
+  result["parity_received"] = counters.parity_received;
+  result["packets_rebuilt"] = counters.packets_rebuilt;
   result["bytes_retransmitted"] = counters.bytes_retransmitted;
   result["injected_drops"] = counters.injected_drops;
   result["injected_marks"] = counters.injected_marks;

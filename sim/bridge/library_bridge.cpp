@@ -3,16 +3,16 @@
 #include <chrono>
 #include <cstring>
 
+#include <limits>
+#include <variant>
 #include "../src/library.hpp"
 #include "collectives/block_layout.hpp"
 #include "policy/policy.hpp"
-#include <limits>
-#include <variant>
 
 #include "protocol/endpoint.hpp"
+#include "switch/switch_plan.hpp"
 #include "wire/control.hpp"
 #include "wire/data_header.hpp"
-#include "switch/switch_plan.hpp"
 
 namespace dlcp::sim::library {
 
@@ -103,6 +103,7 @@ FloatRange aligned_part(std::size_t total, std::size_t parts, std::size_t block,
 namespace {
 
 static_assert(kDataHeaderBytes == dlcp::wire::kDataHeaderBytes);
+static_assert(kParityFlag == dlcp::wire::data_flags::kParity);
 
 dlcp::TimePoint at(std::int64_t now_ns) {
   return dlcp::TimePoint(std::chrono::nanoseconds(now_ns));
@@ -133,6 +134,7 @@ dlcp::protocol::EndpointOptions endpoint_options(const dlcp::PolicyOptions& poli
   e.offer_receive_share = o.offer_receive_share;
   e.ecn_capable = o.ecn_capable;
   e.drop_precedence = o.drop_precedence;
+  e.parity_members = o.parity_members;
   return e;
 }
 
@@ -309,6 +311,7 @@ void HostEndpoint::take_outputs(HostOutputs& out) {
     completion.ok = !done.error.has_value();
     if (done.error) completion.error = done.error->what();
     completion.entries_missing = done.result.stats.entries_missing;
+    state_->counters.packets_rebuilt += done.result.stats.packets_rebuilt;
     out.completions.push_back(std::move(completion));
   }
   for (const auto& lost : outputs.lost_peers) out.lost_peers.push_back(lost.peer);

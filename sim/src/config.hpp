@@ -98,6 +98,8 @@ struct DlcpSimConfig {
   // Every message's MessageOptions::deadline (the library's default). A message that misses it
   // fails, and a failure ends the run at once (--deadline-ms).
   std::int64_t deadline_ms = 30000;
+  // Protected packets per parity packet (TransportOptions::parity_members; 0: none, --parity).
+  int parity_members = 0;
 };
 
 // How a TCP socket retransmits after a timeout (tcp_socket.hpp, pfabric_tcp_socket.hpp).

@@ -96,6 +96,7 @@ DlcpTransport::DlcpTransport(const Topology& topology, const library::Policy& po
   options.offer_receive_share = config_.receiver_share;
   options.ecn_capable = config_.ecn_capable;
   options.drop_precedence = config_.drop_precedence;
+  options.parity_members = static_cast<std::uint8_t>(config_.parity_members);
   options.shared_band_dscps = topology_.bands.shares_best_effort;
   options.datagram_overhead_bytes = kIpUdpHeaderBytes;
   options.burst_packets = 1;
@@ -144,6 +145,7 @@ DlcpCounters DlcpTransport::counters() const {
   for (const auto& host : hosts_) {
     const library::HostCounters& h = host->endpoint->counters();
     c.missing_reports += h.missing_reports;
+    c.packets_rebuilt += h.packets_rebuilt;
     if (config_.shared_band_pacer) c.shared_band_marks += h.shared_band_marks;
     c.rejected += h.rejected;
   }
@@ -295,6 +297,7 @@ void DlcpTransport::on_send_slot(int host_index) {
       host.data_sockets[p.path % host.data_sockets.size()]->SendTo(packet, 0, destination);
       ++counters_.data_packets_sent;
       if (p.retransmission) ++counters_.retransmitted_packets;
+      if ((p.flags & library::kParityFlag) != 0) ++counters_.parity_sent;
       wire_bytes += kDlcpHeaderBytes + p.payload_bytes + kIpUdpHeaderBytes;
     }
     host.nic_free = now + transmit_time(wire_bytes, topology_.host_rate_bps);

@@ -60,6 +60,8 @@ struct DlcpCounters {
   std::uint64_t control_frames = 0;           // frames the endpoints sent
   std::uint64_t control_retransmissions = 0;  // control packets the channels resent
   std::uint64_t rejected = 0;                 // datagrams or frames the decoders refused
+  std::uint64_t parity_sent = 0;              // parity packets (among data_packets_sent)
+  std::uint64_t packets_rebuilt = 0;          // lost packets rebuilt from parity
 };
 
 class DlcpTransport : public MessageTransport {

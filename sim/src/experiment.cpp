@@ -220,6 +220,9 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme, const std:
     if (scenario.dlcp.shared_band_pacer) out << ",\"shared_band_marks\":" << c.shared_band_marks;
     out << ",\"messages_failed\":" << c.messages_failed
         << ",\"control_retransmissions\":" << c.control_retransmissions;
+    if (scenario.dlcp.parity_members > 0) {
+      out << ",\"parity_sent\":" << c.parity_sent << ",\"packets_rebuilt\":" << c.packets_rebuilt;
+    }
     if (!c.first_failure.empty()) out << ",\"first_failure\":" << json::quote(c.first_failure);
     out << "}";
   }

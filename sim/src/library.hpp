@@ -88,6 +88,7 @@ struct HostEndpointOptions {
   bool offer_receive_share = true;  // EndpointOptions::offer_receive_share
   bool ecn_capable = true;          // EndpointOptions::ecn_capable
   bool drop_precedence = true;      // EndpointOptions::drop_precedence
+  std::uint8_t parity_members = 0;  // EndpointOptions::parity_members (0: no parity)
   // Per DSCP: in best effort's band (SwitchBands::shares_best_effort).
   std::array<bool, kDscpCount> shared_band_dscps{};
   // The pacers count IP and UDP headers too, since the simulator's rates are line rates.
@@ -121,7 +122,8 @@ struct Request {
   std::vector<std::uint8_t> protected_flags;
 };
 
-inline constexpr std::size_t kDataHeaderBytes = 40;  // checked against wire::kDataHeaderBytes
+inline constexpr std::size_t kDataHeaderBytes = 40;   // checked against wire::kDataHeaderBytes
+inline constexpr std::uint8_t kParityFlag = 1u << 6;  // checked against wire::data_flags::kParity
 
 // One data packet to put on the wire: its encoded header, followed by payload_bytes of payload.
 struct DataPacket {
@@ -167,6 +169,8 @@ struct HostCounters {
   std::uint64_t missing_reports = 0;    // MissingRanges frames sent
   std::uint64_t shared_band_marks = 0;  // RateFeedback::ce_marked_shared_band sent
   std::uint64_t rejected = 0;           // datagrams or frames the decoders or the endpoint refused
+  std::uint64_t parity_sent = 0;        // parity packets sent (TransportCounters::parity_sent)
+  std::uint64_t packets_rebuilt = 0;    // lost packets rebuilt from parity
 };
 
 class HostEndpoint {

@@ -35,7 +35,7 @@ void usage(std::ostream& out) {
          "                [--collective ps|ring]\n"
          "                [--background web-search|data-mining]\n"
          "                [--buffer-kib N] [--gray-loss X] [--link-delay-us X]\n"
-         "                [--tcp-min-rto-us X] [--deadline-ms N]\n"
+         "                [--tcp-min-rto-us X] [--deadline-ms N] [--parity K]\n"
          "                [--compute-jitter X] [--pfabric-rto backoff|fixed|probe]\n"
          "                [--tcp-close ns3|rfc793] [--tcp-connections per-message|persistent]\n"
          "                [--eligible-threshold port|queue] [--dlcp-pacing peer|shared-band]\n"
@@ -53,6 +53,7 @@ void usage(std::ostream& out) {
          "every network's background; pFabric keeps its own)\n"
          "--deadline-ms N sets every dlcp message's deadline (default 30000, the library's); a\n"
          "message that misses it fails, and a failure ends the run at once\n"
+         "--parity K sends dlcp a parity packet per K protected packets (1..255; default 0, none)\n"
          "--pfabric-rto fixed makes pFabric's TCP repeat its timeout on consecutive timeouts (of\n"
          "data and of SYNs), as pFabric's rate control does, instead of doubling it (default:\n"
          "backoff, ns-3's TCP); probe also re-sends one-byte segments after 5 consecutive\n"
@@ -241,6 +242,8 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
       s.dlcp.shared_band_pacer = choose<bool>(flag, text, {{"peer", false}, {"shared-band", true}});
     } else if (flag == "--eligible-threshold") {
       s.fabric.eligible_per_queue = choose<bool>(flag, text, {{"port", false}, {"queue", true}});
+    } else if (flag == "--parity") {
+      s.dlcp.parity_members = to_count(flag, text);
     } else if (flag == "--deadline-ms") {
       s.dlcp.deadline_ms = to_count(flag, text);
     } else if (flag == "--tcp-min-rto-us") {

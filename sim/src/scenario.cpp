@@ -130,6 +130,9 @@ std::string invalid_setting(const ScenarioConfig& s) {
   if (!(s.dlcp.deadline_ms >= 1 && s.dlcp.deadline_ms <= 3600000)) {
     return "--deadline-ms must lie in [1, 3600000]";
   }
+  if (!(s.dlcp.parity_members >= 0 && s.dlcp.parity_members <= 255)) {
+    return "--parity must lie in [0, 255]";
+  }
   if (!(s.tcp.min_rto_us >= 1 && s.tcp.min_rto_us <= 1e6)) {
     return "--tcp-min-rto-us must lie in [1, 1000000]";
   }
@@ -160,6 +163,9 @@ std::string scenario_json(const ScenarioConfig& s) {
   const std::string deadline = s.dlcp.deadline_ms == DlcpSimConfig{}.deadline_ms
                                    ? ""
                                    : ",\"dlcp_deadline_ms\":" + std::to_string(s.dlcp.deadline_ms);
+  const std::string parity = s.dlcp.parity_members == 0 ? ""
+                                                        : ",\"dlcp_parity_members\":" +
+                                                              std::to_string(s.dlcp.parity_members);
   std::string pfabric_rto;
   if (s.tcp.pfabric_timer == RetransmitTimer::kFixed) pfabric_rto = ",\"pfabric_rto\":\"fixed\"";
   if (s.tcp.pfabric_timer == RetransmitTimer::kProbe) pfabric_rto = ",\"pfabric_rto\":\"probe\"";
@@ -182,7 +188,7 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"dlcp_ecn_capable\":" << (s.dlcp.ecn_capable ? "true" : "false")
       << ",\"dlcp_drop_precedence\":" << (s.dlcp.drop_precedence ? "true" : "false")
       << ",\"dlcp_receiver_share\":" << (s.dlcp.receiver_share ? "true" : "false") << pacing
-      << deadline << ",\"collective\":"
+      << deadline << parity << ",\"collective\":"
       << json::quote(w.collective == Collective::kParameterServer ? "parameter_server"
                                                                   : "ring_allreduce")
       << ",\"model\":" << json::quote(w.model) << ",\"servers\":" << w.servers

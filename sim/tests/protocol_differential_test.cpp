@@ -85,9 +85,12 @@ std::string hex(const std::uint8_t* bytes, std::size_t size) {
   return text;
 }
 
-library::HostEndpointOptions host_options(int rank, const library::Policy& policy) {
+// `parity_members`: TransportOptions::parity_members of every host.
+library::HostEndpointOptions host_options(int rank, const library::Policy& policy,
+                                          std::uint8_t parity_members) {
   library::HostEndpointOptions o;
   o.rank = rank;
+  o.parity_members = parity_members;
   o.world_size = kHosts;
   o.line_rate_bytes = kLineRate;
   o.feedback_interval_ns = kFeedbackNs;
@@ -115,12 +118,13 @@ std::int64_t ns_of(TimePoint t) {
 // (a) protocol::Endpoint, driven as the socket engine drives it.
 class EngineSide {
  public:
-  explicit EngineSide(const library::Policy& policy) {
+  EngineSide(const library::Policy& policy, std::uint8_t parity_members) {
     const auto plan = switchconf::make_switch_plan(PolicyOptions{}.dscp, switchconf::PortOptions{});
     for (int h = 0; h < kHosts; ++h) {
-      const library::HostEndpointOptions o = host_options(h, policy);
+      const library::HostEndpointOptions o = host_options(h, policy, parity_members);
       protocol::EndpointOptions e;
       e.rank = h;
+      e.parity_members = parity_members;
       e.world_size = kHosts;
       e.rate.initial_rate = kLineRate;
       e.rate.max_rate = kLineRate;
@@ -163,7 +167,8 @@ class EngineSide {
       send.token = post.request.token;
       send.total_floats = post.request.total_floats;
       send.options = options;
-      if (!post.request.protected_flags.empty()) send.protected_flags = post.request.protected_flags;
+      if (!post.request.protected_flags.empty())
+        send.protected_flags = post.request.protected_flags;
       e.post_send(std::move(send), at(now));
     } else {
       protocol::ReceiveRequest receive;
@@ -187,7 +192,8 @@ class EngineSide {
           p.to = burst_.peer;
           p.path = run.path;
           p.tos = burst_.packets[k].tos;
-          wire::encode_data_header(burst_.packets[k].header, std::as_writable_bytes(std::span(p.header)));
+          wire::encode_data_header(burst_.packets[k].header,
+                                   std::as_writable_bytes(std::span(p.header)));
           p.payload_bytes = burst_.packets[k].header.payload_bytes;
           out.push_back(p);
         }
@@ -200,7 +206,8 @@ class EngineSide {
   void on_datagram(const Packet& p, std::int64_t now) {
     std::vector<std::byte> datagram(40 + p.payload_bytes);
     std::memcpy(datagram.data(), p.header.data(), 40);
-    auto decoded = wire::decode_data_packet(datagram, expectations_[static_cast<std::size_t>(p.to)]);
+    auto decoded =
+        wire::decode_data_packet(datagram, expectations_[static_cast<std::size_t>(p.to)]);
     if (!decoded) return;
     endpoints_[static_cast<std::size_t>(p.to)]->on_datagram(*decoded, datagram, p.tos, p.path,
                                                             at(now));
@@ -251,9 +258,10 @@ class EngineSide {
 // (b) the simulator's bridge.
 class SimulatorSide {
  public:
-  explicit SimulatorSide(const library::Policy& policy) {
+  SimulatorSide(const library::Policy& policy, std::uint8_t parity_members) {
     for (int h = 0; h < kHosts; ++h) {
-      hosts_.push_back(std::make_unique<library::HostEndpoint>(policy, host_options(h, policy)));
+      hosts_.push_back(
+          std::make_unique<library::HostEndpoint>(policy, host_options(h, policy, parity_members)));
       for (int p = 0; p < kHosts; ++p) {
         if (p != h) hosts_.back()->peer_joined(p, peer_path(), 0);
       }
@@ -289,7 +297,7 @@ class SimulatorSide {
 
   void on_datagram(const Packet& p, std::int64_t now) {
     hosts_[static_cast<std::size_t>(p.to)]->on_datagram(p.header.data(), p.payload_bytes, p.tos,
-                                                         p.path, now);
+                                                        p.path, now);
   }
 
   void on_control(const Frame& f, std::int64_t now) {
@@ -367,14 +375,14 @@ std::vector<std::string> run(Side& side, const Script& script) {
       side.outputs(h, frames, done);
       for (const Packet& p : sent) {
         log.push_back("t=" + std::to_string(now) + " data " + std::to_string(p.from) + "->" +
-                      std::to_string(p.to) + " path=" + std::to_string(p.path) +
-                      " tos=" + std::to_string(p.tos) + " payload=" +
-                      std::to_string(p.payload_bytes) + " header=" + hex(p.header.data(), 40));
+                      std::to_string(p.to) + " path=" + std::to_string(p.path) + " tos=" +
+                      std::to_string(p.tos) + " payload=" + std::to_string(p.payload_bytes) +
+                      " header=" + hex(p.header.data(), 40));
         // The network's fate for it, drawn in send order (the same draws while both agree).
         const bool lost = std::bernoulli_distribution(script.network.loss)(rng);
         const bool duplicated = std::bernoulli_distribution(script.network.duplicates)(rng);
-        const std::int64_t delay =
-            2'000 + std::uniform_int_distribution<std::int64_t>(0, script.network.max_jitter_ns)(rng);
+        const std::int64_t delay = 2'000 + std::uniform_int_distribution<std::int64_t>(
+                                               0, script.network.max_jitter_ns)(rng);
         if (lost) continue;
         data.emplace(now + delay, p);
         if (duplicated) data.emplace(now + delay + 3'000, p);
@@ -396,9 +404,8 @@ std::vector<std::string> run(Side& side, const Script& script) {
       const auto next = side.next(h, now);
       if (next != last_next[static_cast<std::size_t>(h)]) {
         last_next[static_cast<std::size_t>(h)] = next;
-        log.push_back("t=" + std::to_string(now) + " host " + std::to_string(h) +
-                      " next_timeout=" + std::to_string(next.first) +
-                      " next_send=" + std::to_string(next.second));
+        log.push_back("t=" + std::to_string(now) + " host " + std::to_string(h) + " next_timeout=" +
+                      std::to_string(next.first) + " next_send=" + std::to_string(next.second));
       }
     }
   }
@@ -471,8 +478,10 @@ TEST(ProtocolDifferential, BridgeHandsOutWhatTheEndpointDoes) {
   const library::Policy policy;
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
     const Script script = random_script(seed, policy);
-    EngineSide engine(policy);
-    SimulatorSide simulator(policy);
+    // Every third script with parity, rebuilding lost packets on both sides alike.
+    const std::uint8_t parity = seed % 3 == 1 ? 4 : 0;
+    EngineSide engine(policy, parity);
+    SimulatorSide simulator(policy, parity);
     const std::vector<std::string> expected = run(engine, script);
     const std::vector<std::string> got = run(simulator, script);
     std::size_t i = 0;
@@ -490,11 +499,11 @@ TEST(ProtocolDifferential, BridgeHandsOutWhatTheEndpointDoes) {
       continue;
     }
     std::ostringstream context;
-    for (std::size_t k = i >= 3 ? i - 3 : 0; k < i; ++k) context << "  same: " << expected[k] << "\n";
+    for (std::size_t k = i >= 3 ? i - 3 : 0; k < i; ++k)
+      context << "  same: " << expected[k] << "\n";
     context << "  endpoint:  " << (i < expected.size() ? expected[i] : "(nothing more)") << "\n";
     context << "  simulator: " << (i < got.size() ? got[i] : "(nothing more)") << "\n";
-    FAIL() << "seed " << seed << ": output " << i << " of " << expected.size()
-           << " differs:\n"
+    FAIL() << "seed " << seed << ": output " << i << " of " << expected.size() << " differs:\n"
            << context.str();
   }
 }

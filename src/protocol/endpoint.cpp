@@ -199,6 +199,9 @@ void Endpoint::add_counters(TransportCounters& c) const {
   c.bytes_sent += counters_.bytes_sent;
   c.datagrams_retransmitted += counters_.datagrams_retransmitted;
   c.bytes_retransmitted += counters_.bytes_retransmitted;
+  c.parity_sent += counters_.parity_sent;
+  c.parity_received += counters_.parity_received;
+  c.packets_rebuilt += counters_.packets_rebuilt;
   c.backlog_packets = early_.datagrams();
   c.backlog_bytes = early_.datagram_bytes();
   for (const auto& p : peers_) {

@@ -53,6 +53,8 @@ struct EndpointOptions {
   RateControlOptions rate;
   Duration feedback_interval = std::chrono::microseconds(2000);
   Duration quiet_before_report = std::chrono::microseconds(1000);
+  // Protected packets per parity packet (TransportOptions::parity_members); 0: no parity.
+  std::uint8_t parity_members = 0;
   std::size_t backlog_bytes = 256u << 20;
   Duration early_arrival_ttl = std::chrono::seconds(60);
   std::size_t max_early_messages = 1 << 16;
@@ -119,6 +121,9 @@ struct ReceiveRequest {
 struct OutgoingPacket {
   wire::DataHeader header;
   std::span<const float> values;  // header.expected_floats() of them, or none (simulated)
+  // A parity packet's payload, already encoded (header.payload_bytes of it), valid until
+  // burst_sent; empty for a packet of values or a simulated payload.
+  std::span<const std::byte> payload;
   std::uint8_t tos = 0;
 };
 
@@ -289,6 +294,9 @@ class Endpoint {
   bool placeable(Incoming& message, const wire::DataHeader& header);
   std::span<float> target(Incoming& message, const wire::DataHeader& header);
   void commit(Incoming& message, const wire::DataHeader& header, TimePoint now);
+  // A packet now in place (arrived or rebuilt): counted, never settles by itself.
+  void record_packet(Incoming& message, std::uint32_t seq, std::uint16_t contributions,
+                     std::uint8_t priority_class, TimePoint now);
   bool may_hold_early(const MessageKey& key, std::size_t bytes);
   void deliver(Incoming& message, const wire::DataHeader& header,
                std::span<const std::byte> payload, TimePoint now);
@@ -303,6 +311,14 @@ class Endpoint {
   void count_settlement(const MessageStats& stats);
   void send_missing_report(Incoming& message, TimePoint now);
   void fail_incoming(Incoming& message, ErrorCode code, const std::string& why, bool tell_sender);
+
+  // Parity (endpoint_parity.cpp): the sender's payloads; the receiver's held parity and what it
+  // rebuilds (never settles by itself: the callers do).
+  std::span<const std::byte> parity_payload(Outgoing& message, std::uint32_t group);
+  void on_parity(Incoming& message, const wire::DataHeader& header,
+                 std::span<const std::byte> payload, TimePoint now);
+  void apply_parity(Incoming& message, const wire::FlowStart& flow);
+  void rebuild(Incoming& message, std::uint32_t group, TimePoint now);
 
   // Time (endpoint_timers.cpp).
   void send_feedback(Peer& peer, std::size_t active_senders, TimePoint now);
@@ -323,6 +339,7 @@ class Endpoint {
   TimerQueue<Timer> timers_;
   TimePoint next_expiry_check_{};
   std::vector<std::uint32_t> burst_seqs_;  // scratch of next_burst
+  std::vector<std::byte> parity_scratch_;  // scratch of rebuild and parity_payload
   std::size_t counted_senders_ = 0;        // at the last count: the share the offers in force give
   std::string aborted_;                    // why abort() was called, empty if not
   std::string shut_down_;                  // why shut_down() was called, empty if not

@@ -113,6 +113,8 @@ DirectPlacement Endpoint::direct_placement(const wire::DataHeader& header,
   if (!admit(header, datagram_bytes, path, now)) return {};
   const MessageKey key{header.src_rank, header.message_id};
   if (auto it = incoming_.find(key); it != incoming_.end()) {
+    // A parity payload is not values: it is held whole (hold) and used from there.
+    if (header.is_parity()) return {DirectPlacement::Action::kHold, {}};
     if (!placeable(*it->second, header)) return {};
     return {DirectPlacement::Action::kPlace, target(*it->second, header)};
   }
@@ -129,7 +131,16 @@ void Endpoint::on_placed(const wire::DataHeader& header, std::uint8_t tos, TimeP
 void Endpoint::hold(const wire::DataHeader& header, std::vector<std::byte> datagram,
                     std::uint8_t tos, TimePoint now) {
   note_tos(header.src_rank, tos);
-  early_.hold({header.src_rank, header.message_id}, std::move(datagram), now);
+  const MessageKey key{header.src_rank, header.message_id};
+  if (auto it = incoming_.find(key); it != incoming_.end()) {
+    // Only a parity packet of a posted receive is held here (direct_placement).
+    deliver(
+        *it->second, header,
+        std::span<const std::byte>(datagram).subspan(wire::kDataHeaderBytes, header.payload_bytes),
+        now);
+    return;
+  }
+  early_.hold(key, std::move(datagram), now);
 }
 
 bool Endpoint::may_hold_early(const MessageKey& key, std::size_t bytes) {
@@ -170,17 +181,27 @@ std::span<float> Endpoint::target(Incoming& message, const wire::DataHeader& hea
   return message.values.subspan(header.offset_floats(), header.expected_floats());
 }
 
-void Endpoint::commit(Incoming& message, const wire::DataHeader& header, TimePoint now) {
-  const std::uint32_t floats = message.receiver->on_packet(header.seq, now);
+void Endpoint::record_packet(Incoming& message, std::uint32_t seq, std::uint16_t contributions,
+                             std::uint8_t priority_class, TimePoint now) {
+  const std::uint32_t floats = message.receiver->on_packet(seq, now);
   if (message.options.budget_group != 0) groups_.on_received(message.options.budget_group, floats);
-  if (!message.contributions.empty()) message.contributions[header.seq] = header.contributions;
+  if (!message.contributions.empty()) message.contributions[seq] = contributions;
   ++message.stats.packets_received;
-  message.stats.priority_class = header.priority_class;
+  message.stats.priority_class = priority_class;
+}
+
+void Endpoint::commit(Incoming& message, const wire::DataHeader& header, TimePoint now) {
+  record_packet(message, header.seq, header.contributions, header.priority_class, now);
+  // The packet may complete its parity group but one, which the held parity then rebuilds.
+  if (message.parity) {
+    if (const auto group = message.parity->group_of(header.seq)) rebuild(message, *group, now);
+  }
   maybe_settle(message, now);
 }
 
 void Endpoint::deliver(Incoming& message, const wire::DataHeader& header,
                        std::span<const std::byte> payload, TimePoint now) {
+  if (header.is_parity()) return on_parity(message, header, payload, now);
   if (!placeable(message, header)) return;
   const std::span<float> into = target(message, header);
   if (!into.empty()) wire::decode_values(payload, header.wire, into);
@@ -212,11 +233,18 @@ void Endpoint::apply_flow(Incoming& message, const wire::FlowStart& flow, TimePo
   }
   const std::uint64_t allowed =
       message.receiver->on_flow(flow.protected_bitmap, flow.loss_budget_ppm, now);
+  apply_parity(message, flow);
   if (message.options.budget_group != 0) {
     groups_.on_allowed(message.options.budget_group, message.group_allowed, allowed);
     message.group_allowed = allowed;
   }
   message.stats.priority_class = flow.priority_class;
+  // Parity packets that came before the FlowStart may rebuild packets now.
+  if (message.parity) {
+    std::vector<std::uint32_t> held;
+    for (const auto& entry : message.held_parity) held.push_back(entry.first);
+    for (const std::uint32_t group : held) rebuild(message, group, now);
+  }
   maybe_settle(message, now);
 }
 

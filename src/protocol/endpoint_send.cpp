@@ -115,7 +115,10 @@ void Endpoint::post_send(SendRequest request, TimePoint now) {
                                      options_.policy.protected_share);
     }
   }
-  message->sender.emplace(request.total_floats, floats, std::move(ranking));
+  // Per-packet contribution counts would have to travel with a rebuilt packet; the header's
+  // count of a parity packet cannot carry them, so such messages go without parity.
+  const std::uint8_t parity = request.contributions.empty() ? options_.parity_members : 0;
+  message->sender.emplace(request.total_floats, floats, std::move(ranking), parity);
   message->stats.packets = message->sender->packet_count();
   message->stats.priority_class = static_cast<std::uint32_t>(message->priority_class);
   message->posted = now;
@@ -215,17 +218,24 @@ bool Endpoint::next_burst(TimePoint now, Burst& burst) {
       run_tos = tos;
       header.seq = seq;
       header.pair_seq = p.pair_seq++;
+      const bool parity = sender.is_parity(seq);
       if (!message.contributions.empty()) header.contributions = message.contributions[seq];
+      header.flags = parity ? wire::data_flags::kParity : 0;
       const std::uint32_t floats = header.expected_floats();
       header.payload_bytes = static_cast<std::uint16_t>(wire::payload_bytes(dtype, floats));
       header.flags = static_cast<std::uint8_t>(
-          (sender.is_protected(seq) ? wire::data_flags::kProtected : 0) |
+          header.flags | (sender.is_protected(seq) ? wire::data_flags::kProtected : 0) |
           (round_done && end + 1 == seqs.size() ? wire::data_flags::kLastOfRound : 0) |
           (round > 0 ? wire::data_flags::kRetransmission : 0) |
           (options_.trailer_bytes > 0 ? wire::data_flags::kAuthenticated : 0));
       std::span<const float> values;
-      if (!message.values.empty()) values = message.values.subspan(header.offset_floats(), floats);
-      burst.packets.push_back({header, values, tos});
+      std::span<const std::byte> payload;
+      if (parity) {
+        payload = parity_payload(message, seq - sender.packet_count());
+      } else if (!message.values.empty()) {
+        values = message.values.subspan(header.offset_floats(), floats);
+      }
+      burst.packets.push_back({header, values, payload, tos});
     }
     burst.runs.push_back({first, end - first, path});
     first = end;
@@ -263,6 +273,9 @@ void Endpoint::burst_sent(const Burst& burst, TimePoint now) {
     p.path_sent[run.path] += run.count;
     message.stats.packets_sent += run.count;
     counters_.datagrams_sent += run.count;
+    for (std::size_t k = run.first; k < run.first + run.count; ++k) {
+      if (burst.packets[k].header.is_parity()) ++counters_.parity_sent;
+    }
     if (round > 0) {
       message.stats.packets_retransmitted += run.count;
       counters_.datagrams_retransmitted += run.count;

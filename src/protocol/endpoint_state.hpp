@@ -2,6 +2,7 @@
 #pragma once
 
 #include "protocol/endpoint.hpp"
+#include "protocol/parity_groups.hpp"
 
 namespace dlcp::protocol {
 
@@ -23,6 +24,9 @@ struct Endpoint::Outgoing {
   TimePoint posted{};
   TimePoint deadline{};
   MessageStats stats;
+  // Per parity group: its payload, made when the parity packet is first taken (empty until then
+  // and for a simulated payload).
+  std::vector<std::vector<std::byte>> parity_payloads;
 };
 
 struct Endpoint::Incoming {
@@ -38,6 +42,17 @@ struct Endpoint::Incoming {
   MessageStats stats;
   // What this receive adds to its budget group's allowed entries (its own budget, once known).
   std::uint64_t group_allowed = 0;
+  // Parity: the groups once FlowStart announced them, and each group's parity packet held until
+  // it rebuilds a packet or its group is whole.
+  struct HeldParity {
+    std::vector<std::byte> payload;  // empty for a simulated receive
+    WireDtype wire = WireDtype::kFloat32;
+    std::uint16_t contributions = 1;
+    std::uint8_t priority_class = 0;
+  };
+  std::optional<ParityGroups> parity;
+  bool parity_refused = false;  // FlowStart announced none: parity packets are refused
+  std::unordered_map<std::uint32_t, HeldParity> held_parity;
 };
 
 struct Endpoint::Peer {

@@ -32,6 +32,12 @@ std::uint32_t MessageReceiver::on_packet(std::uint32_t seq, TimePoint now) {
   return tracker_->floats_in(seq);
 }
 
+void MessageReceiver::on_parity(TimePoint now) {
+  timing_.on_sender_seen(now);
+  last_packet_ = now;
+  mid_round_ = true;
+}
+
 std::uint64_t MessageReceiver::on_flow(const std::vector<std::uint8_t>& protected_bitmap,
                                        std::uint32_t sender_budget_ppm, TimePoint now) {
   flow_seen_ = true;

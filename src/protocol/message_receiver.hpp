@@ -40,6 +40,8 @@ class MessageReceiver {
 
   // Packet `seq` (of an accepted shape, not had yet) was placed. Returns the floats it carried.
   std::uint32_t on_packet(std::uint32_t seq, TimePoint now);
+  // A parity packet arrived: the sender is still sending (a report waits for quiet).
+  void on_parity(TimePoint now);
   // The sender's FlowStart, after accept_shape: its protected set and its budget (the lower of
   // the two budgets holds). Returns the entries the message may now miss.
   std::uint64_t on_flow(const std::vector<std::uint8_t>& protected_bitmap,

@@ -17,8 +17,8 @@ std::vector<std::uint8_t> protected_bitmap(const std::vector<std::uint8_t>& prot
 }
 
 MessageSender::MessageSender(std::uint32_t total_floats, std::uint16_t stride_floats,
-                             policy::PacketRanking ranking)
-    : total_floats_(total_floats), stride_(stride_floats) {
+                             policy::PacketRanking ranking, std::uint8_t parity_members)
+    : total_floats_(total_floats), stride_(stride_floats), parity_members_(parity_members) {
   if (total_floats == 0 || stride_floats == 0) {
     throw std::invalid_argument("MessageSender: total and stride must be > 0");
   }
@@ -39,9 +39,20 @@ MessageSender::MessageSender(std::uint32_t total_floats, std::uint16_t stride_fl
   }
   protected_count_ =
       static_cast<std::uint32_t>(std::count(protected_.begin(), protected_.end(), 1));
+  if (parity_members_ > 0 && protected_count_ > 0) {
+    parity_.emplace(protected_, parity_members_);
+    // The first round sends protected packets first: the parity packets go right after them,
+    // before the drop-eligible tail, so that they arrive before the round's end is reported.
+    std::vector<std::uint32_t> parity_seqs(parity_->group_count());
+    for (std::uint32_t g = 0; g < parity_->group_count(); ++g) parity_seqs[g] = packet_count_ + g;
+    const auto after_protected = std::find_if(
+        pending_.begin(), pending_.end(), [&](std::uint32_t seq) { return protected_[seq] == 0; });
+    pending_.insert(after_protected, parity_seqs.begin(), parity_seqs.end());
+  }
 }
 
 std::uint32_t MessageSender::floats_in(std::uint32_t seq) const {
+  if (is_parity(seq)) return stride_;
   return wire::packet_floats(total_floats_, stride_, seq);
 }
 
@@ -52,6 +63,7 @@ wire::FlowStart MessageSender::flow_start(std::uint64_t message_id, std::uint8_t
   flow.total_floats = total_floats_;
   flow.stride_floats = stride_;
   flow.priority_class = priority_class;
+  flow.parity_members = parity_ ? parity_members_ : 0;
   flow.loss_budget_ppm = budget_ppm;
   flow.packet_count = packet_count_;
   flow.protected_count = protected_count_;

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "policy/policy.hpp"
+#include "protocol/parity_groups.hpp"
 #include "wire/control.hpp"
 
 namespace dlcp::protocol {
@@ -18,15 +20,25 @@ class MessageSender {
  public:
   // A message of `total_floats` (> 0) in packets of `stride_floats` (> 0). `ranking` gives the
   // protected set and the first round's order (policy::rank_packets); empty flags mean a reliable
-  // message, every packet protected, sent in sequence order.
+  // message, every packet protected, sent in sequence order. `parity_members` > 0 adds a parity
+  // packet per group of that many protected packets to the first round, after the protected
+  // packets (parity_groups.hpp); 0 adds none.
   MessageSender(std::uint32_t total_floats, std::uint16_t stride_floats,
-                policy::PacketRanking ranking);
+                policy::PacketRanking ranking, std::uint8_t parity_members = 0);
 
   std::uint32_t total_floats() const { return total_floats_; }
   std::uint16_t stride() const { return stride_; }
   std::uint32_t packet_count() const { return packet_count_; }
   std::uint32_t protected_count() const { return protected_count_; }
-  bool is_protected(std::uint32_t seq) const { return protected_[seq] != 0; }
+  // A parity packet counts as protected: the receiver needs it to spare a round.
+  bool is_protected(std::uint32_t seq) const { return is_parity(seq) || protected_[seq] != 0; }
+  // Parity packets' seqs follow the message's: packet_count + the group.
+  bool is_parity(std::uint32_t seq) const { return seq >= packet_count_; }
+  std::uint8_t parity_members() const { return parity_members_; }
+  // The parity groups; null without parity.
+  const ParityGroups* parity() const { return parity_ ? &*parity_ : nullptr; }
+  // Floats packet `seq` carries (a parity packet: as many as a full packet, in its payload's
+  // length).
   std::uint32_t floats_in(std::uint32_t seq) const;
   // Round 0 is the first pass; each accepted report starts the next.
   std::uint16_t round() const { return round_; }
@@ -62,6 +74,8 @@ class MessageSender {
   std::uint32_t packet_count_;
   std::uint32_t protected_count_ = 0;
   std::vector<std::uint8_t> protected_;
+  std::uint8_t parity_members_ = 0;
+  std::optional<ParityGroups> parity_;
   std::vector<std::uint32_t> pending_;  // the current round's packets, in send order
   std::size_t next_ = 0;
   std::uint16_t round_ = 0;

@@ -78,7 +78,9 @@ std::size_t DataPlane::send(protocol::Burst& burst) {
                                         wire::kDataHeaderBytes);
       wire::encode_data_header(packet.header, header);
       std::span<const std::byte> payload = std::as_bytes(packet.values);
-      if (dtype != WireDtype::kFloat32) {
+      if (!packet.payload.empty()) {
+        payload = packet.payload;  // a parity packet, encoded by the endpoint
+      } else if (dtype != WireDtype::kFloat32) {
         const std::span<std::byte> converted(&payload_scratch_[k * slot_bytes],
                                              packet.header.payload_bytes);
         wire::encode_values(packet.values, dtype, converted);

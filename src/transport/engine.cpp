@@ -27,6 +27,7 @@ protocol::EndpointOptions endpoint_options(const TransportOptions& options) {
   e.rate = options.rate;
   e.feedback_interval = options.feedback_interval;
   e.quiet_before_report = options.quiet_before_report;
+  e.parity_members = static_cast<std::uint8_t>(options.parity_members);
   e.backlog_bytes = options.backlog_bytes;
   e.early_arrival_ttl = options.early_arrival_ttl;
   e.burst_packets = static_cast<std::size_t>(options.batch);

@@ -61,7 +61,7 @@ wire::Hello Engine::our_hello() const {
   }
   hello.nonce = random_nonce();
   hello.features = wire::hello_features::kPairSeq | wire::hello_features::kSharedBandMarks |
-                   wire::hello_features::kWireDtypes;
+                   wire::hello_features::kWireDtypes | wire::hello_features::kParity;
   if (options_.packet_mac) hello.features |= wire::hello_features::kPacketMac;
   return hello;
 }

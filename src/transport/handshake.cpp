@@ -133,6 +133,10 @@ std::string check_hello(const wire::Hello& hello, const wire::Hello& ours) {
     return "the peer sends data packets of format version 2 (an older dlcp, float32 only); every "
            "rank must run the same dlcp version";
   }
+  if ((hello.features & wire::hello_features::kParity) == 0) {
+    return "the peer sends no parity packets (an older dlcp); every rank must run the same dlcp "
+           "version";
+  }
   const bool peer_mac = (hello.features & wire::hello_features::kPacketMac) != 0;
   if (peer_mac != ((ours.features & wire::hello_features::kPacketMac) != 0)) {
     return std::string("packet MAC setting differs: the peer has it ") + (peer_mac ? "on" : "off") +

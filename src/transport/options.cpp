@@ -33,6 +33,9 @@ void TransportOptions::validate() const {
   if (feedback_interval.count() <= 0) {
     invalid_option("TransportOptions.feedback_interval", "must be positive", feedback_interval);
   }
+  if (parity_members < 0 || parity_members > 255) {
+    invalid_option("TransportOptions.parity_members", "must be 0 (none) .. 255", parity_members);
+  }
   if (quiet_before_report.count() < 0) {
     invalid_option("TransportOptions.quiet_before_report", "must be >= 0", quiet_before_report);
   }

@@ -74,7 +74,7 @@ void encode_fields(const FlowStart& m, Writer& w) {
   w.u32(m.total_floats);
   w.u16(m.stride_floats);
   w.u8(m.priority_class);
-  w.u8(0);  // reserved
+  w.u8(m.parity_members);
   w.u32(m.loss_budget_ppm);
   w.u32(m.packet_count);
   w.u32(m.protected_count);
@@ -191,7 +191,7 @@ Decoded decode_flow_start(Reader& r) {
   m.total_floats = r.u32();
   m.stride_floats = r.u16();
   m.priority_class = r.u8();
-  const std::uint8_t reserved = r.u8();
+  m.parity_members = r.u8();
   m.loss_budget_ppm = r.u32();
   m.packet_count = r.u32();
   m.protected_count = r.u32();
@@ -200,8 +200,7 @@ Decoded decode_flow_start(Reader& r) {
 
   if (m.stride_floats == 0 || m.total_floats == 0 ||
       m.packet_count != packet_count(m.total_floats, m.stride_floats) ||
-      m.loss_budget_ppm > kMaxLossBudgetPpm || reserved != 0 ||
-      m.priority_class >= kPriorityClasses) {
+      m.loss_budget_ppm > kMaxLossBudgetPpm || m.priority_class >= kPriorityClasses) {
     return reject(RejectReason::kBadControlField);
   }
 

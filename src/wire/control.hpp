@@ -72,11 +72,14 @@ inline constexpr std::uint8_t kSharedBandMarks = 1u << 2;
 // Data packets of format version 3 (the wire dtype in the flags byte, 16-bit payloads): a peer
 // without it would refuse every packet for its version, so the handshake names it.
 inline constexpr std::uint8_t kWireDtypes = 1u << 3;
-inline constexpr std::uint8_t kAllKnown = kPacketMac | kPairSeq | kSharedBandMarks | kWireDtypes;
+// FlowStart's parity_members and parity data packets: a peer without it would refuse both.
+inline constexpr std::uint8_t kParity = 1u << 4;
+inline constexpr std::uint8_t kAllKnown =
+    kPacketMac | kPairSeq | kSharedBandMarks | kWireDtypes | kParity;
 }  // namespace hello_features
 
 // Sender -> receiver before the first data packet of a message.
-//   u64 message_id, u32 total_floats, u16 stride_floats, u8 priority_class, u8 reserved (0),
+//   u64 message_id, u32 total_floats, u16 stride_floats, u8 priority_class, u8 parity_members,
 //   u32 loss_budget_ppm (0..1'000'000), u32 packet_count, u32 protected_count,
 //   ceil(packet_count / 8) bytes protected bitmap (bit i of byte i/8, LSB first)
 // The decoder checks packet_count against total/stride, the bitmap length, that no bit beyond
@@ -86,6 +89,8 @@ struct FlowStart {
   std::uint32_t total_floats = 0;
   std::uint16_t stride_floats = 0;
   std::uint8_t priority_class = 0;
+  // Protected packets per parity packet (protocol/parity_groups.hpp); 0: no parity.
+  std::uint8_t parity_members = 0;
   std::uint32_t loss_budget_ppm = 0;
   std::uint32_t packet_count = 0;
   std::uint32_t protected_count = 0;

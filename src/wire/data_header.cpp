@@ -62,15 +62,16 @@ std::uint32_t packet_floats(std::uint32_t total_floats, std::uint16_t stride_flo
 }
 
 std::uint32_t DataHeader::expected_floats() const {
+  if (is_parity()) return stride_floats;
   return packet_floats(total_floats, stride_floats, seq);
 }
 
 void encode_data_header(const DataHeader& header, std::span<std::byte> out) {
   assert(out.size() >= kDataHeaderBytes);
   put_u8(out, kOffVersion, kProtocolVersion);
-  put_u8(out, kOffFlags,
-         static_cast<std::uint8_t>(header.flags |
-                                   (static_cast<unsigned>(header.wire) << kWireShift)));
+  put_u8(
+      out, kOffFlags,
+      static_cast<std::uint8_t>(header.flags | (static_cast<unsigned>(header.wire) << kWireShift)));
   put_u16(out, kOffPayloadBytes, header.payload_bytes);
   put_u64(out, kOffJobToken, header.job_token);
   put_u16(out, kOffSrcRank, header.src_rank);
@@ -129,7 +130,10 @@ Expected<DataHeader, RejectReason> decode_data_header(std::span<const std::byte>
   h.seq = get_u32(datagram, kOffSeq);
   h.total_floats = get_u32(datagram, kOffTotalFloats);
   h.stride_floats = get_u16(datagram, kOffStrideFloats);
-  if (h.stride_floats == 0 || h.total_floats == 0 || h.seq >= h.packet_count()) {
+  if (h.stride_floats == 0 || h.total_floats == 0) return unexpected(RejectReason::kBadGeometry);
+  // A parity packet's seq is packet_count + its group, and there are fewer groups than packets.
+  const std::uint64_t count = h.packet_count();
+  if (h.is_parity() ? (h.seq < count || h.seq >= 2 * count) : h.seq >= count) {
     return unexpected(RejectReason::kBadGeometry);
   }
 

@@ -2,14 +2,15 @@
 //
 // Layout (all header integers big-endian, see docs/protocol.md):
 //   0  u8  version (kProtocolVersion)
-//   1  u8  flags (data_flags in bits 0-3; bits 4-5 the wire dtype: 0 fp32, 1 bf16, 2 fp16;
-//              bits 6-7 and dtype 3 must be zero)
+//   1  u8  flags (data_flags in bits 0-3 and 6; bits 4-5 the wire dtype: 0 fp32, 1 bf16,
+//              2 fp16; bit 7 and dtype 3 must be zero)
 //   2  u16 payload_bytes
 //   4  u64 job_token
 //  12  u16 src_rank
 //  14  u16 dst_rank
 //  16  u64 message_id
-//  24  u32 seq               (offset in floats = seq * stride_floats)
+//  24  u32 seq               (offset in floats = seq * stride_floats; a parity packet's is
+//                             packet_count + its group)
 //  28  u32 total_floats      (length of the whole message)
 //  32  u16 stride_floats     (floats carried by every packet but possibly the last)
 //  34  u16 contributions     (how many ranks' values are summed into this payload)
@@ -45,8 +46,11 @@ inline constexpr std::uint8_t kProtected = 1u << 0;
 inline constexpr std::uint8_t kRetransmission = 1u << 1;
 inline constexpr std::uint8_t kLastOfRound = 1u << 2;
 inline constexpr std::uint8_t kAuthenticated = 1u << 3;  // a MAC trailer follows the payload
+// The payload is the XOR of a parity group's encoded payloads (protocol/parity_groups.hpp), not
+// values of the message; its seq is packet_count + the group.
+inline constexpr std::uint8_t kParity = 1u << 6;
 inline constexpr std::uint8_t kAllKnown =
-    kProtected | kRetransmission | kLastOfRound | kAuthenticated;
+    kProtected | kRetransmission | kLastOfRound | kAuthenticated | kParity;
 }  // namespace data_flags
 
 struct DataHeader {
@@ -72,11 +76,13 @@ struct DataHeader {
   // Bytes after the payload: the MAC trailer, if any.
   std::size_t trailer_bytes() const { return is_authenticated() ? kMacTrailerBytes : 0; }
   bool is_retransmission() const { return (flags & data_flags::kRetransmission) != 0; }
+  bool is_parity() const { return (flags & data_flags::kParity) != 0; }
   // Number of packets the message is cut into; stride_floats must be > 0.
   std::uint32_t packet_count() const;
   // Offset of this packet's first value in the message, in floats.
   std::uint64_t offset_floats() const { return std::uint64_t{seq} * stride_floats; }
-  // Floats this packet must carry given its position in the message.
+  // Floats this packet must carry given its position in the message (a parity packet: as many
+  // as a full packet, its payload being as long).
   std::uint32_t expected_floats() const;
 };
 
@@ -112,9 +118,10 @@ MacTrailer decode_mac_trailer(std::span<const std::byte> in);
 // success the payload is datagram.subspan(kDataHeaderBytes, header.payload_bytes) and the trailer
 // follows it. Checks, in order: length >= header, version, flags, job token, MAC
 // trailer present exactly when the job uses one, destination, source rank, priority class,
-// geometry (stride > 0, total > 0, seq < packet count), payload length against both the datagram
-// size and the packet's position (whole values of its wire dtype only). The MAC itself is verified by the
-// transport, which holds the keys.
+// geometry (stride > 0, total > 0, seq < packet count; a parity packet's seq at least the packet
+// count and below twice it), payload length against both the datagram
+// size and the packet's position (whole values of its wire dtype only). The MAC itself is verified
+// by the transport, which holds the keys.
 Expected<DataHeader, RejectReason> decode_data_packet(std::span<const std::byte> datagram,
                                                       const DataExpectations& expect);
 

@@ -139,7 +139,8 @@ wire::Hello hello_of(std::uint64_t token, std::uint16_t rank, std::uint16_t worl
   hello.data_sockets.push_back({0x7F000001u, 9});
   hello.nonce = transport::random_nonce();
   hello.features = wire::hello_features::kPairSeq | wire::hello_features::kSharedBandMarks |
-                   wire::hello_features::kWireDtypes;
+                   wire::hello_features::kWireDtypes |
+                   wire::hello_features::kParity;
   return hello;
 }
 

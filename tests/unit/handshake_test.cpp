@@ -14,7 +14,7 @@ wire::Hello hello_from(std::uint16_t rank) {
   hello.world_size = 4;
   hello.data_sockets = {{0x7F000001u, 40000}};
   hello.features = wire::hello_features::kPairSeq | wire::hello_features::kSharedBandMarks |
-                   wire::hello_features::kWireDtypes;
+                   wire::hello_features::kWireDtypes | wire::hello_features::kParity;
   return hello;
 }
 
@@ -51,6 +51,15 @@ TEST(CheckHello, NamesAPeerWithoutWireDtypes) {
   older.features = wire::hello_features::kPairSeq | wire::hello_features::kSharedBandMarks;
   const std::string why = check_hello(older, hello_from(0));
   EXPECT_TRUE(mentions(why, "format version 2")) << why;
+  EXPECT_TRUE(mentions(why, "same dlcp version")) << why;
+}
+
+// Its decoder would refuse FlowStart's parity_members and every parity packet.
+TEST(CheckHello, NamesAPeerWithoutParity) {
+  wire::Hello older = hello_from(1);
+  older.features &= static_cast<std::uint8_t>(~wire::hello_features::kParity);
+  const std::string why = check_hello(older, hello_from(0));
+  EXPECT_TRUE(mentions(why, "no parity packets")) << why;
   EXPECT_TRUE(mentions(why, "same dlcp version")) << why;
 }
 

@@ -40,6 +40,48 @@ TEST(MessageSender, FirstRoundSendsProtectedFirst) {
   EXPECT_FALSE(sender.sends_protected(0));
 }
 
+TEST(MessageSender, ParityPacketsFollowTheProtectedOnesInTheFirstRoundOnly) {
+  // Protected 1, 3, 4, 6, 7 in groups of 2: ceil(5 / 2) = 3 groups, seqs 8, 9, 10.
+  MessageSender sender(80, 10, ranking({0, 1, 0, 1, 1, 0, 1, 1}), 2);
+  ASSERT_NE(sender.parity(), nullptr);
+  EXPECT_EQ(sender.parity()->group_count(), 3u);
+  EXPECT_EQ(drain(sender), (std::vector<std::uint32_t>{1, 3, 4, 6, 7, 8, 9, 10, 0, 2, 5}));
+  EXPECT_TRUE(sender.is_parity(8));
+  EXPECT_TRUE(sender.sends_protected(10));
+  EXPECT_EQ(sender.floats_in(9), 10u);
+  EXPECT_EQ(sender.flow_start(7, 3, 5000).parity_members, 2);
+  // A recovery round resends what was asked for, no parity.
+  ASSERT_EQ(sender.on_missing_ranges(0, {{3, 2}}), Effect::kNewRound);
+  EXPECT_EQ(drain(sender), (std::vector<std::uint32_t>{3, 4}));
+}
+
+TEST(MessageSender, NoParityWithoutProtectedPackets) {
+  MessageSender sender(40, 10, ranking({0, 0, 0, 0}), 4);
+  EXPECT_EQ(sender.parity(), nullptr);
+  EXPECT_EQ(sender.flow_start(7, 3, 5000).parity_members, 0);
+  EXPECT_EQ(drain(sender).size(), 4u);
+}
+
+TEST(ParityGroups, InterleaveTheProtectedPackets) {
+  // Protected: 0, 2, 3, 5, 6, 8, 9 (7 of them); groups of 3: ceil(7 / 3) = 3 groups.
+  const ParityGroups groups({1, 0, 1, 1, 0, 1, 1, 0, 1, 1}, 3);
+  EXPECT_EQ(groups.group_count(), 3u);
+  EXPECT_EQ(groups.members(0), (std::vector<std::uint32_t>{0, 5, 9}));
+  EXPECT_EQ(groups.members(1), (std::vector<std::uint32_t>{2, 6}));
+  EXPECT_EQ(groups.members(2), (std::vector<std::uint32_t>{3, 8}));
+  EXPECT_EQ(groups.group_of(6), 1u);
+  EXPECT_FALSE(groups.group_of(1).has_value());   // unprotected
+  EXPECT_FALSE(groups.group_of(10).has_value());  // beyond the message
+  EXPECT_THROW(ParityGroups({1}, 0), std::invalid_argument);
+}
+
+TEST(ParityGroups, ReadTheFlowStartBitmap) {
+  EXPECT_EQ(protected_flags({0b0000'0101, 0b1}, 9),
+            (std::vector<std::uint8_t>{1, 0, 1, 0, 0, 0, 0, 0, 1}));
+  const std::vector<std::uint8_t> flags{1, 0, 1, 1, 0, 0, 0, 0, 1, 1};
+  EXPECT_EQ(protected_flags(protected_bitmap(flags), 10), flags);
+}
+
 TEST(MessageSender, FlowStartCarriesTheProtectedBitmap) {
   MessageSender sender(90, 10, ranking({1, 0, 0, 0, 0, 0, 0, 0, 1}));
   const wire::FlowStart flow = sender.flow_start(7, 3, 5000);

@@ -593,7 +593,7 @@ TEST(WireControlReject, BadControlFieldHello) {
   m = sample_hello();
   m.rank = m.world_size;
   EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "rank outside world";
-  for (unsigned bit = 4; bit < 8; ++bit) {
+  for (unsigned bit = 5; bit < 8; ++bit) {
     m = sample_hello();
     m.features = static_cast<std::uint8_t>(1u << bit);
     EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "feature bit " << bit;
@@ -617,9 +617,12 @@ TEST(WireControlReject, BadControlFieldFlowStart) {
   m.loss_budget_ppm = 1'000'001;
   EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "budget";
 
+  // The byte after the priority class is parity_members: any value is valid.
   auto body = body_of(sample_flow_start());
-  body[2 + 15] = std::byte{1};  // reserved byte after the priority class
-  EXPECT_EQ(reject_of(body), RejectReason::kBadControlField) << "reserved";
+  body[2 + 15] = std::byte{255};
+  const auto decoded = decode_control_body(body);
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(std::get<FlowStart>(*decoded).parity_members, 255);
 
   m = sample_flow_start();
   m.priority_class = kPriorityClasses;

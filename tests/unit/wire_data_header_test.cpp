@@ -13,8 +13,8 @@
 
 #include "wire/byte_order.hpp"
 #include "wire/data_header.hpp"
-#include "wire/values.hpp"
 #include "wire/reject_reason.hpp"
+#include "wire/values.hpp"
 
 namespace dlcp::wire {
 namespace {
@@ -253,7 +253,7 @@ TEST(WireDataHeader, RoundTripFirstPacket) {
 TEST(WireDataHeader, RoundTripLastShortPacket) {
   DataHeader h = valid_header();
   h.seq = 2;  // 280 floats
-  h.flags = data_flags::kAllKnown;
+  h.flags = data_flags::kAllKnown & ~data_flags::kParity;
   h.payload_bytes = static_cast<std::uint16_t>(280 * kFloatBytes);
   const auto d = datagram_for(h);
   EXPECT_EQ(d.size(), kDataHeaderBytes + 280 * kFloatBytes + kMacTrailerBytes);
@@ -328,9 +328,40 @@ TEST(WireDataReject, BadVersion) {
   }
 }
 
+// A parity packet: seq = packet_count (3 here) + its group, a full packet's payload.
+TEST(WireDataHeader, ParityPacketRoundTrips) {
+  DataHeader h = valid_header();
+  h.flags = data_flags::kProtected | data_flags::kParity;
+  h.seq = 3 + 2;
+  h.payload_bytes = static_cast<std::uint16_t>(360 * kFloatBytes);
+  const auto result = decode_data_packet(datagram_for(h), expectations());
+  ASSERT_TRUE(result.has_value()) << to_string(result.error());
+  expect_same(*result, h);
+  EXPECT_TRUE(result->is_parity());
+  EXPECT_EQ(result->expected_floats(), 360u);
+}
+
+TEST(WireDataReject, ParityPacketOutsideItsRangeOrShort) {
+  DataHeader h = valid_header();
+  h.flags = data_flags::kProtected | data_flags::kParity;
+  h.payload_bytes = static_cast<std::uint16_t>(360 * kFloatBytes);
+  for (const std::uint32_t seq : {0u, 2u, 6u, 1000u}) {  // within the message, or >= 2 x count
+    h.seq = seq;
+    EXPECT_EQ(reject_of(datagram_for(h)), RejectReason::kBadGeometry) << seq;
+  }
+  h.seq = 3;
+  h.payload_bytes = static_cast<std::uint16_t>(280 * kFloatBytes);  // not a full packet
+  EXPECT_EQ(reject_of(datagram_for(h)), RejectReason::kBadPayloadLength);
+  // Without the flag, a seq beyond the message is bad geometry as ever.
+  h = valid_header();
+  h.seq = 3;
+  EXPECT_EQ(reject_of(datagram_for(h)), RejectReason::kBadGeometry);
+}
+
 TEST(WireDataReject, BadFlags) {
-  // Bit 3 is the MAC flag, which this job does not use; bits 4-5 are the wire dtype.
-  for (const unsigned bit : {3u, 6u, 7u}) {
+  // Bit 3 is the MAC flag, which this job does not use; bits 4-5 are the wire dtype; bit 6 is
+  // parity (valid flags; WireDataHeader.Parity* test it).
+  for (const unsigned bit : {3u, 7u}) {
     DataHeader h = valid_header();
     h.flags = static_cast<std::uint8_t>(data_flags::kProtected | (1u << bit));
     EXPECT_EQ(reject_of(datagram_for(h)), RejectReason::kBadFlags) << bit;
@@ -358,11 +389,10 @@ TEST(WireDataHeader, WireDtypeTravelsInFlagsBitsFourAndFive) {
 
 TEST(WireDataReject, PayloadLengthFollowsTheWireDtype) {
   // 360 values: 1440 bytes as fp32, 720 as bf16, 722 as fp16 (its scale exponent first).
-  for (const auto& [dtype, bytes] :
-       {std::pair{WireDtype::kFloat32, 1440}, {WireDtype::kBfloat16, 720},
-        {WireDtype::kFloat16, 722}}) {
-    for (const WireDtype other :
-         {WireDtype::kFloat32, WireDtype::kBfloat16, WireDtype::kFloat16}) {
+  for (const auto& [dtype, bytes] : {std::pair{WireDtype::kFloat32, 1440},
+                                     {WireDtype::kBfloat16, 720},
+                                     {WireDtype::kFloat16, 722}}) {
+    for (const WireDtype other : {WireDtype::kFloat32, WireDtype::kBfloat16, WireDtype::kFloat16}) {
       DataHeader h = valid_header();
       h.wire = other;
       h.payload_bytes = static_cast<std::uint16_t>(bytes);

@@ -1,0 +1,46 @@
+#include "protocol/parity_groups.hpp"
+
+#include <stdexcept>
+
+namespace dlcp::protocol {
+
+namespace {
+constexpr std::uint32_t kNotProtected = ~std::uint32_t{0};
+}  // namespace
+
+ParityGroups::ParityGroups(const std::vector<std::uint8_t>& protected_flags,
+                           std::uint32_t members) {
+  if (members == 0) throw std::invalid_argument("ParityGroups: members must be > 0");
+  ordinal_.assign(protected_flags.size(), kNotProtected);
+  for (std::uint32_t seq = 0; seq < protected_flags.size(); ++seq) {
+    if (protected_flags[seq] == 0) continue;
+    ordinal_[seq] = static_cast<std::uint32_t>(protected_seqs_.size());
+    protected_seqs_.push_back(seq);
+  }
+  const auto count = static_cast<std::uint32_t>(protected_seqs_.size());
+  groups_ = (count + members - 1) / members;
+}
+
+std::optional<std::uint32_t> ParityGroups::group_of(std::uint32_t seq) const {
+  if (seq >= ordinal_.size() || ordinal_[seq] == kNotProtected) return std::nullopt;
+  return ordinal_[seq] % groups_;
+}
+
+std::vector<std::uint32_t> ParityGroups::members(std::uint32_t group) const {
+  std::vector<std::uint32_t> seqs;
+  for (std::size_t j = group; j < protected_seqs_.size(); j += groups_) {
+    seqs.push_back(protected_seqs_[j]);
+  }
+  return seqs;
+}
+
+std::vector<std::uint8_t> protected_flags(const std::vector<std::uint8_t>& bitmap,
+                                          std::uint32_t packet_count) {
+  std::vector<std::uint8_t> flags(packet_count, 0);
+  for (std::uint32_t seq = 0; seq < packet_count && seq / 8 < bitmap.size(); ++seq) {
+    flags[seq] = static_cast<std::uint8_t>((bitmap[seq / 8] >> (seq % 8)) & 1u);
+  }
+  return flags;
+}
+
+}  // namespace dlcp::protocol

@@ -1,0 +1,43 @@
+// Which protected packets of a message one parity packet covers.
+//
+// With parity on (TransportOptions::parity_members = k > 0), a sender adds one parity packet per
+// group of about k protected packets to the first round, right after the protected packets; its
+// payload is the XOR of the group's encoded payloads (each padded with zeros to a full packet).
+// A receiver missing exactly one packet of a group rebuilds it from the parity and the others,
+// without a recovery round. Where rounds are dear (long paths), that is the difference between
+// a 100-packet protected set needing a round 63% of the time at 1% loss and, in 10 groups of 10
+// packets plus parity (each losing two or more 0.5% of the time), about 5%.
+//
+// Groups interleave: the j-th protected packet (by sequence number) belongs to group j mod G,
+// with G = ceil(protected / k), so a burst of up to G consecutive losses hits each group at most
+// once. Both ends derive the groups from FlowStart's protected bitmap and parity_members.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace dlcp::protocol {
+
+class ParityGroups {
+ public:
+  // `protected_flags`: one flag per packet. `members` (k): protected packets per group, > 0.
+  ParityGroups(const std::vector<std::uint8_t>& protected_flags, std::uint32_t members);
+
+  std::uint32_t group_count() const { return groups_; }
+  // The group of protected packet `seq`, none for an unprotected one or one beyond the message.
+  std::optional<std::uint32_t> group_of(std::uint32_t seq) const;
+  // The group's packets, ascending.
+  std::vector<std::uint32_t> members(std::uint32_t group) const;
+
+ private:
+  std::uint32_t groups_ = 0;
+  std::vector<std::uint32_t> protected_seqs_;  // ascending
+  std::vector<std::uint32_t> ordinal_;         // per packet: its index in protected_seqs_, or ~0
+};
+
+// Protected flags from FlowStart's bitmap (bit i of byte i / 8, LSB first).
+std::vector<std::uint8_t> protected_flags(const std::vector<std::uint8_t>& bitmap,
+                                          std::uint32_t packet_count);
+
+}  // namespace dlcp::protocol
