@@ -16,6 +16,7 @@
 #include "dlcp/error.hpp"
 #include "summary.hpp"
 #include "tsc_rate.hpp"
+#include "wire/conversion_path.hpp"
 #include "wire/values.hpp"
 
 namespace dlcp::tools {
@@ -154,6 +155,17 @@ void stay_on_this_core() {
   sched_setaffinity(0, sizeof(set), &set);
 }
 
+void choose_conversion_path(const std::string& name) {
+  for (const wire::ConversionPath path : wire::supported_conversion_paths()) {
+    if (to_string(path) == name) {
+      wire::use_conversion_path(path);
+      return;
+    }
+  }
+  throw Error(ErrorCode::kInvalidArgument, -1,
+              "--path " + name + ": not a conversion path this CPU supports");
+}
+
 std::string format_row(const nlohmann::json& row, bool cycles) {
   char line[160];
   std::snprintf(line, sizeof(line), "%-20s %-5s %-7s %8zu %10.2f %10.3f",
@@ -179,6 +191,7 @@ nlohmann::json run_convert_bench(const ConvertBenchOptions& o) {
     throw Error(ErrorCode::kInvalidArgument, -1,
                 "--packet-bytes and --mib must give at least one value");
   }
+  if (!o.path.empty()) choose_conversion_path(o.path);
   stay_on_this_core();
   const double tsc_ghz = invariant_tsc_ghz();
   std::mt19937 rng(1);
@@ -195,6 +208,7 @@ nlohmann::json run_convert_bench(const ConvertBenchOptions& o) {
   out["large_values"] = large;
   out["repetitions"] = o.reps;
   out["tsc_ghz"] = tsc_ghz;
+  out["conversion_path"] = std::string(to_string(wire::conversion_path()));
   out["cases"] = nlohmann::json::array();
   for (const Case& c : cases()) {
     for (Size& size : sizes) {
@@ -219,7 +233,8 @@ std::string convert_table(const nlohmann::json& summary) {
   table << "bench convert: one thread, medians of " << summary["repetitions"].get<int>()
         << " repetitions; packet = " << summary["packet_values"].get<std::size_t>()
         << " values, large = " << summary["large_values"].get<std::size_t>()
-        << " values, converted a packet per call";
+        << " values, converted a packet per call; conversion path "
+        << summary["conversion_path"].get<std::string>();
   if (tsc_ghz > 0) table << "; TSC " << tsc_ghz << " GHz (cycles are TSC reference cycles)";
   table << "\noperation            dtype size      values  values/ns   ns/value"
         << (tsc_ghz > 0 ? "  cycles/value" : "") << "\n";

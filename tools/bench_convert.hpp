@@ -15,6 +15,7 @@ struct ConvertBenchOptions {
   int packet_bytes = 1400;  // a 16-bit packet's payload; the float32 one is twice as large
   double mib = 4;           // the larger buffer, in float32
   int reps = 21;
+  std::string path;  // the conversion path (wire/conversion_path.hpp); empty: the default
 };
 
 // Runs every case and returns the summary: per case, medians over the repetitions.

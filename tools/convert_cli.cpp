@@ -22,6 +22,10 @@ SubcommandRunner add_convert_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   command->add_option("--reps", state->convert.reps, "Timed repetitions per case (medians)")
       ->check(CLI::Range(1, 10000));
+  command
+      ->add_option("--path", state->convert.path,
+                   "Conversion path (default: the fastest this CPU supports)")
+      ->check(CLI::IsMember({"portable", "f16c", "avx2"}));
   command->add_flag("--json", state->json,
                     "Print the summary as one JSON line, the table on stderr");
 
