@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<dlcp::tools::SubcommandRunner> runners{
       dlcp::tools::add_p2p_command(app), dlcp::tools::add_pingpong_command(app),
-      dlcp::tools::add_allreduce_commands(app), dlcp::tools::add_train_commands(app)};
+      dlcp::tools::add_convert_command(app), dlcp::tools::add_allreduce_commands(app),
+      dlcp::tools::add_train_commands(app)};
   return dlcp::tools::run_program(app, runners, argc, argv);
 }

@@ -16,6 +16,7 @@ SubcommandRunner add_store_server_command(CLI::App& app);
 // dlcp-bench
 SubcommandRunner add_p2p_command(CLI::App& app);
 SubcommandRunner add_pingpong_command(CLI::App& app);
+SubcommandRunner add_convert_command(CLI::App& app);
 SubcommandRunner add_allreduce_commands(CLI::App& app);  // allreduce, allreduce-rank
 SubcommandRunner add_train_commands(CLI::App& app);      // train, train-rank
 

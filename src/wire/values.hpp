@@ -52,7 +52,8 @@ float float16_to_float(std::uint16_t bits);
 int float16_scale_exponent(float max_magnitude);
 
 // Whether this CPU converts binary16 in hardware (x86 F16C with AVX); checked once. The fp16
-// conversions here use it, and so does the Gloo fp16 baseline, lest slow arithmetic flatter us.
+// conversions here use it (conversion_path.hpp), and so does the Gloo fp16 baseline, lest slow
+// arithmetic flatter us.
 bool cpu_has_f16c();
 
 }  // namespace dlcp::wire

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "collectives/block_layout.hpp"
@@ -137,6 +138,50 @@ TEST(Reduction, FallBackAndClearTouchOnlyShortBlocks) {
   EXPECT_EQ(values, (std::vector<float>{7, 7, 12, 16}));
   clear_missing(values, std::vector<std::uint16_t>{0, 1}, 2);
   EXPECT_EQ(values, (std::vector<float>{0, 0, 12, 16}));
+}
+
+// Blocks long enough for the vectorized loops and their tails, entries starting and ending
+// inside blocks: the results are the plain per-entry arithmetic's, bit for bit.
+TEST(Reduction, LongBlocksGiveThePlainLoopsResults) {
+  constexpr std::size_t kBlock = 37;
+  constexpr std::size_t kEntries = 250;
+  std::mt19937 rng(4);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const auto random_values = [&] {
+    std::vector<float> v(kEntries);
+    for (float& x : v) x = std::ldexp(normal(rng), static_cast<int>(rng() % 40) - 20);
+    return v;
+  };
+  const std::vector<float> a = random_values();
+  const std::vector<float> b = random_values();
+  const std::vector<std::uint16_t> counts = {1, 0, 1, 1, 1, 0, 1};  // 7 blocks of 37
+  const std::vector<std::uint16_t> all(counts.size(), 1);
+
+  std::vector<float> acc = a;
+  std::vector<std::uint16_t> acc_counts = all;
+  accumulate(acc, acc_counts, b, counts, kBlock);
+  for (std::size_t i = 0; i < kEntries; ++i) {
+    ASSERT_EQ(acc[i], counts[i / kBlock] != 0 ? a[i] + b[i] : a[i]) << i;
+  }
+
+  std::vector<float> sum(kEntries, 42.0f);
+  const std::vector<Contribution> ab = {{a, all}, {b, counts}};
+  sum_in_order(sum, ab, Range{5, 230}, kBlock);
+  for (std::size_t i = 0; i < kEntries; ++i) {
+    const float expected = i < 5 || i >= 235 ? 42.0f : counts[i / kBlock] != 0 ? a[i] + b[i] : a[i];
+    ASSERT_EQ(sum[i], expected) << i;
+  }
+
+  std::vector<float> average = a;
+  const std::vector<std::uint16_t> arrived = {3, 0, 2, 3, 1, 3, 2};
+  finalize(average, arrived, kBlock, 3, ReduceOp::kAverage, Aggregation::kUnbiased);
+  std::vector<float> rescaled = a;
+  finalize(rescaled, arrived, kBlock, 3, ReduceOp::kSum, Aggregation::kUnbiased);
+  for (std::size_t i = 0; i < kEntries; ++i) {
+    const std::uint16_t count = arrived[i / kBlock];
+    ASSERT_EQ(average[i], count == 0 ? 0.0f : a[i] / static_cast<float>(count)) << i;
+    ASSERT_EQ(rescaled[i], count == 0 ? 0.0f : a[i] * (3.0f / static_cast<float>(count))) << i;
+  }
 }
 
 TEST(PsDescriptor, RoundTripsAndRejectsEachBadField) {
