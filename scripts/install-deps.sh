@@ -7,7 +7,7 @@ packages=(
   libgtest-dev libgmock-dev googletest
   nlohmann-json3-dev libcli11-dev
   clang-14 libclang-rt-14-dev clang-format
-  iproute2 nftables iperf3
+  iproute2 nftables iperf3 iputils-ping
   libgloo-dev openmpi-bin libopenmpi-dev
   libns3-dev libgsl-dev libgoogle-perftools-dev
   libsodium-dev

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -134,6 +135,11 @@ std::vector<std::string> remove_leftovers(CommandRunner& runner, const std::stri
 Testbed::Testbed(CommandRunner& runner, const TestbedOptions& options, Persistence persistence)
     : runner_(runner), options_(options), persistence_(persistence) {
   options_.validate();
+  if (options_.sites > 1 && persistence_ == Persistence::kUntilRemoved) {
+    throw std::runtime_error(
+        "a two-site testbed cannot stay up after this process: its long link is a thread of "
+        "this process");
+  }
   plan_ = switchconf::make_switch_plan(DscpTable::defaults(), options_.port);
   check_testbed_available();
   remove_leftovers(runner_, options_.prefix);
@@ -180,10 +186,17 @@ void Testbed::run(const std::vector<std::string>& argv, const std::string& input
 
 void Testbed::build() {
   for (const auto& name : all_namespaces(options_)) run({"ip", "netns", "add", name});
-  for (int s = 0; s < options_.spines; ++s) build_spine(s);
+  for (int site = 0; site < options_.sites; ++site) {
+    for (int s = 0; s < options_.spines; ++s) build_spine(spine_namespace(options_, s, site));
+  }
   for (int h = 0; h < options_.hosts; ++h) build_host(h);
   for (int h = 0; h < options_.hosts; ++h) add_routes(h);
-  for (int s = 0; s < options_.spines; ++s) configure_switch_ports(s);
+  for (int site = 0; site < options_.sites; ++site) {
+    for (int s = 0; s < options_.spines; ++s) configure_switch_ports(s, site);
+  }
+  if (options_.sites == 2) {
+    for (int s = 0; s < options_.spines; ++s) build_long_link(s);
+  }
   if (options_.gray.spine >= 0) {
     const std::string spine = spine_namespace(options_, options_.gray.spine);
     run({"ip", "netns", "exec", spine, "nft", "-f", "-"},
@@ -192,8 +205,7 @@ void Testbed::build() {
   }
 }
 
-void Testbed::build_spine(int spine) {
-  const std::string ns = spine_namespace(options_, spine);
+void Testbed::build_spine(const std::string& ns) {
   const std::string mtu = std::to_string(options_.port.mtu);
   run({"ip", "-n", ns, "link", "set", "lo", "up"});
   run({"ip", "-n", ns, "link", "add", kBridge, "mtu", mtu, "type", "bridge", "stp_state", "0"});
@@ -221,7 +233,7 @@ void Testbed::build_host(int host) {
        "echo 0 > /proc/sys/net/ipv4/conf/all/rp_filter && "
        "echo 0 > /proc/sys/net/ipv4/conf/default/rp_filter"});
   for (int s = 0; s < options_.spines; ++s) {
-    const std::string spine = spine_namespace(options_, s);
+    const std::string spine = spine_namespace(options_, s, site_of_host(options_, host));
     const std::string nic = host_interface(s);
     const std::string port = switch_port(host);
     run({"ip", "link", "add", nic, "netns", ns, "mtu", mtu, "type", "veth", "peer", "name", port,
@@ -250,14 +262,35 @@ void Testbed::add_routes(int host) {
   }
 }
 
-void Testbed::configure_switch_ports(int spine) {
+void Testbed::configure_switch_ports(int spine, int site) {
   std::string batch;
   for (int h = 0; h < options_.hosts; ++h) {
+    if (site_of_host(options_, h) != site) continue;
     for (const auto& command : switchconf::linux_tc_commands(plan_, switch_port(h))) {
       batch += command + "\n";
     }
   }
-  run({"tc", "-n", spine_namespace(options_, spine), "-batch", "-"}, batch);
+  run({"tc", "-n", spine_namespace(options_, spine, site), "-batch", "-"}, batch);
+}
+
+void Testbed::build_long_link(int spine) {
+  const std::array<std::string, 2> sides = {spine_namespace(options_, spine, 0),
+                                            spine_namespace(options_, spine, 1)};
+  // Each spine's link draws its own losses.
+  long_links_.push_back(std::make_unique<LongLink>(sides, kLongLinkPort, options_.long_link,
+                                                   options_.long_link.seed + 1000 * spine));
+  for (const auto& ns : sides) {
+    // A long transmit queue: if the forwarder is starved of CPU for a while, frames wait in the
+    // device rather than being dropped where no counter of the link sees them.
+    run({"ip", "-n", ns, "link", "set", kLongLinkPort, "mtu", std::to_string(options_.port.mtu),
+         "txqueuelen", "10000", "master", kBridge, "up"});
+  }
+}
+
+std::vector<LongLinkStats> Testbed::long_link_stats() const {
+  std::vector<LongLinkStats> stats;
+  for (const auto& link : long_links_) stats.push_back(link->stats());
+  return stats;
 }
 
 std::vector<QueueStats> parse_tc_class_stats(const std::string& text) {
@@ -315,6 +348,7 @@ void Testbed::tear_down() {
   if (!up_) return;
   up_ = false;
   bursts_.reset();
+  long_links_.clear();  // closes the TAP devices before their namespaces go
   delete_namespaces(runner_, all_namespaces(options_));
   std::filesystem::remove(state_file(options_.prefix));
   if (guard_fd_ >= 0) {

@@ -1,7 +1,8 @@
 // The emulated commodity-switch network, built from real Linux parts: network namespaces for hosts
 // and spine switches, veth links, Linux bridges, HTB/bfifo queues with u32 DSCP classification at
 // every switch egress port (exactly `dlcp switch-config --format linux-tc`), layer-4 ECMP routes
-// for TCP, and an nftables gray failure on one spine.
+// for TCP, an nftables gray failure on one spine, and optionally two sites whose spines are joined
+// by long links (a user-space delay line in this process).
 //
 // Ownership: every part lives inside namespaces the testbed creates and records in a state file
 // (/run/dlcp-testbed/<prefix>.json) before creating them. It refuses to touch a namespace it did
@@ -15,6 +16,7 @@
 
 #include "command.hpp"
 #include "gray_failure.hpp"
+#include "long_link.hpp"
 #include "switch/switch_plan.hpp"
 #include "testbed_options.hpp"
 
@@ -69,6 +71,8 @@ class Testbed {
   std::vector<QueueStats> port_stats(int spine, int host) const;
   // Per-class counters of the gray spine (zeros when there is none).
   ClassLoss gray_loss() const;
+  // The long link of each spine (two sites), or none.
+  std::vector<LongLinkStats> long_link_stats() const;
 
   // Removes everything; idempotent.
   void tear_down();
@@ -76,8 +80,9 @@ class Testbed {
  private:
   void build();
   void build_host(int host);
-  void build_spine(int spine);
-  void configure_switch_ports(int spine);
+  void build_spine(const std::string& ns);
+  void configure_switch_ports(int spine, int site);
+  void build_long_link(int spine);
   void add_routes(int host);
   void run(const std::vector<std::string>& argv, const std::string& input = "") const;
 
@@ -88,6 +93,7 @@ class Testbed {
   bool up_ = false;
   int guard_fd_ = -1;
   std::unique_ptr<BurstDriver> bursts_;
+  std::vector<std::unique_ptr<LongLink>> long_links_;  // one per spine with two sites
   int guard_pid_ = -1;
 };
 

@@ -6,14 +6,20 @@ std::string host_namespace(const TestbedOptions& options, int host) {
   return options.prefix + "-h" + std::to_string(host);
 }
 
-std::string spine_namespace(const TestbedOptions& options, int spine) {
-  return options.prefix + "-s" + std::to_string(spine);
+std::string spine_namespace(const TestbedOptions& options, int spine, int site) {
+  return options.prefix + "-s" + std::to_string(spine) + (site == 0 ? "" : "-site1");
+}
+
+int site_of_host(const TestbedOptions& options, int host) {
+  return host * options.sites / options.hosts;
 }
 
 std::vector<std::string> all_namespaces(const TestbedOptions& options) {
   std::vector<std::string> names;
   for (int h = 0; h < options.hosts; ++h) names.push_back(host_namespace(options, h));
-  for (int s = 0; s < options.spines; ++s) names.push_back(spine_namespace(options, s));
+  for (int site = 0; site < options.sites; ++site) {
+    for (int s = 0; s < options.spines; ++s) names.push_back(spine_namespace(options, s, site));
+  }
   return names;
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "background.hpp"
+#include "long_link_cli.hpp"
 #include "switch/switch_config.hpp"
 #include "testbed.hpp"
 #include "topology.hpp"
@@ -91,6 +92,7 @@ SubcommandRunner add_testbed_commands(CLI::App& app) {
   down->add_option("--prefix", network->prefix, "Namespace name prefix");
   auto* status = bed->add_subcommand("status", "Show what the testbed has created");
   status->add_option("--prefix", network->prefix, "Namespace name prefix");
+  const LongLinkCommand long_link = add_long_link_command(bed);
 
   return [=](ProgramArguments) -> int {
     if (config->parsed()) {
@@ -125,6 +127,7 @@ SubcommandRunner add_testbed_commands(CLI::App& app) {
                 << (network->prefix == "dlcp" ? "" : " --prefix " + network->prefix) << "`\n";
       return 0;
     }
+    if (long_link.command->parsed()) return long_link.run();
     if (down->parsed()) {
       testbed::check_testbed_available();
       const auto removed = testbed::remove_leftovers(runner, network->prefix);

@@ -1,0 +1,82 @@
+#include "long_link_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dlcp::testbed {
+
+GilbertElliott gilbert_elliott(double loss, double mean_burst) {
+  if (loss <= 0) return {};
+  const double leave_bad = 1.0 / mean_burst;
+  // Stationary bad share pi = enter / (enter + leave) = loss  =>  enter = leave * loss / (1 -
+  // loss).
+  return {std::min(1.0, leave_bad * loss / (1.0 - loss)), leave_bad};
+}
+
+Nanos serialization_time(std::size_t bytes, double rate_bps) {
+  return Nanos(std::llround(static_cast<double>(bytes) * 8.0 * 1e9 / rate_bps));
+}
+
+std::uint64_t SplitMix64::next() {
+  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double SplitMix64::uniform() {
+  return static_cast<double>(next() >> 11) * 0x1.0p-53;  // the top 53 bits: exact doubles
+}
+
+LongLinkModel::LongLinkModel(const LongLinkOptions& options, std::uint64_t seed)
+    : options_(options),
+      burst_channel_(gilbert_elliott(options.burst_loss, options.burst_length)),
+      random_(seed) {}
+
+double LongLinkModel::backlog_bytes(Nanos now) const {
+  if (busy_until_ <= now) return 0;
+  return static_cast<double>((busy_until_ - now).count()) * options_.rate_bps / 8e9;
+}
+
+FrameDecision LongLinkModel::offer(Nanos arrival, std::size_t bytes) {
+  ++counters_.frames_offered;
+  if (backlog_bytes(arrival) + static_cast<double>(bytes) >
+      static_cast<double>(options_.queue_bytes)) {
+    ++counters_.dropped_queue;
+    return {FrameFate::kQueueOverflow, Nanos(0)};
+  }
+  const Nanos finish =
+      std::max(arrival, busy_until_) + serialization_time(bytes, options_.rate_bps);
+  busy_until_ = finish;
+
+  // Both channels draw for every frame on the wire, so that switching one off does not change
+  // the other's draws.
+  const double random_draw = random_.uniform();
+  const double burst_draw = random_.uniform();
+  const bool was_in_burst = in_burst_;
+  in_burst_ =
+      in_burst_ ? burst_draw >= burst_channel_.leave_bad : burst_draw < burst_channel_.enter_bad;
+  if (in_burst_ && !was_in_burst) ++counters_.bursts;
+  if (in_burst_) {
+    ++counters_.dropped_burst;
+    return {FrameFate::kBurstLoss, Nanos(0)};
+  }
+  if (random_draw < options_.random_loss) {
+    ++counters_.dropped_random;
+    return {FrameFate::kRandomLoss, Nanos(0)};
+  }
+
+  Nanos release = finish + std::chrono::duration_cast<Nanos>(
+                               std::chrono::duration<double, std::milli>(options_.one_way_ms));
+  if (options_.jitter_us > 0) {
+    const double jitter_ns = options_.jitter_us * 1e3;
+    release += Nanos(std::llround((2 * random_.uniform() - 1) * jitter_ns));
+  }
+  if (!options_.reorder) release = std::max(release, last_release_);
+  last_release_ = std::max(release, last_release_);
+  ++counters_.forwarded_frames;
+  counters_.forwarded_bytes += bytes;
+  return {FrameFate::kForwarded, release};
+}
+
+}  // namespace dlcp::testbed
