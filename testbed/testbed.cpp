@@ -320,9 +320,9 @@ std::vector<QueueStats> parse_tc_class_stats(const std::string& text) {
 }
 
 std::vector<QueueStats> Testbed::port_stats(int spine, int host) const {
-  const auto parsed =
-      parse_tc_class_stats(run_checked(runner_, {"tc", "-n", spine_namespace(options_, spine), "-s",
-                                                 "class", "show", "dev", switch_port(host)}));
+  const auto parsed = parse_tc_class_stats(run_checked(
+      runner_, {"tc", "-n", spine_namespace(options_, spine, site_of_host(options_, host)), "-s",
+                "class", "show", "dev", switch_port(host)}));
   std::vector<QueueStats> stats;
   for (std::size_t q = 0; q < plan_.queues.size(); ++q) {
     QueueStats queue;

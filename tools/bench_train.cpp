@@ -154,6 +154,7 @@ std::string TrainBenchOptions::label() const {
   if (no_spray) text += " no-spray";
   if (no_priority) text += " no-priority";
   if (no_loss_tolerance) text += " no-loss-tolerance";
+  if (no_parity) text += " no-parity";
   return text;
 }
 
@@ -186,6 +187,8 @@ std::vector<std::string> train_bench_flags(const TrainBenchOptions& o) {
                                     std::to_string(o.deadline_ms),
                                     "--control-rto-min-us",
                                     std::to_string(o.control_rto_min_us),
+                                    "--parity",
+                                    std::to_string(o.no_parity ? 0 : o.parity_members),
                                     "--wire",
                                     to_string(o.wire)};
   if (o.no_spray) flags.push_back("--no-spray");

@@ -31,12 +31,16 @@ struct TrainBenchOptions {
   bool no_spray = false;           // one path per peer, hashed by ECMP like a TCP flow
   bool no_priority = false;        // every bucket in the least urgent class, beside best effort
   bool no_loss_tolerance = false;  // loss budget 0: every packet must arrive
+  bool no_parity = false;          // no parity packets, whatever parity_members says
   double drop = 0;                 // injected receive-path loss (loopback only, dlcp only)
   int concurrent = 4;
   int deadline_ms = 30000;
   // dlcp's control connections' least retransmission timeout (TransportOptions::control_rto_min);
   // 0 keeps the kernel's 200 ms, as on kernels without TCP_RTO_MIN_US.
   int control_rto_min_us = 5000;
+  // dlcp's TransportOptions::parity_members: a parity packet per this many protected packets
+  // (0: none).
+  int parity_members = 0;
   int timeout_s = 300;
   bool verbose = true;
 

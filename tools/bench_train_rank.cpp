@@ -122,6 +122,7 @@ int run_train_bench_rank(const TrainBenchOptions& o, int* argc, char*** argv) {
     options.transport.inject.drop_rate = o.drop;
     options.transport.rate.receive_rate = std::stod(env_or("DLCP_TRAIN_RECEIVE_RATE", "0"));
     options.transport.control_rto_min = std::chrono::microseconds(o.control_rto_min_us);
+    options.transport.parity_members = o.parity_members;
     if (o.no_spray) {
       options.transport.paths = 1;  // bound to the host address: ECMP picks one spine per peer
     } else if (!spine_addresses.empty()) {

@@ -35,6 +35,7 @@ TrainBenchOptions train_options(const DemoOptions& o, const SystemChoice& system
   t.plan = o.plan;
   t.loss_budget = o.loss_budget;
   t.control_rto_min_us = o.control_rto_min_us;
+  t.parity_members = o.parity_members;
   t.verbose = false;
   return t;
 }
@@ -71,6 +72,7 @@ TrainBenchOptions ablated(const DemoOptions& o, const SystemChoice& system,
   run.no_spray = mechanism == "spray";
   run.no_priority = mechanism == "priority";
   run.no_loss_tolerance = mechanism == "loss-tolerance";
+  run.no_parity = mechanism == "parity";
   return run;
 }
 
@@ -97,12 +99,24 @@ std::vector<SystemChoice> check_demo_options(const DemoOptions& o) {
     any_dlcp = any_dlcp || is_dlcp_system(systems.back().system);
   }
   for (const auto& mechanism : o.ablations) {
-    if (mechanism != "spray" && mechanism != "priority" && mechanism != "loss-tolerance") {
-      invalid("--ablations: '" + mechanism + "' is not spray, priority or loss-tolerance");
+    if (mechanism != "spray" && mechanism != "priority" && mechanism != "loss-tolerance" &&
+        mechanism != "parity") {
+      invalid("--ablations: '" + mechanism + "' is not spray, priority, loss-tolerance or parity");
+    }
+    if (mechanism == "parity" && o.parity_members == 0) {
+      invalid("--ablations parity needs --parity K");
     }
   }
   if (!o.ablations.empty() && !any_dlcp) invalid("--ablations need a dlcp system in --systems");
   if (o.repeat < 1) invalid("--repeat must be at least 1");
+  if (o.parity_members < 0 || o.parity_members > 255) invalid("--parity must be 0 .. 255");
+  for (const double rtt : o.long_link_rtts_ms) {
+    // Half of it each way; the delay line's own limits (testbed options) apply beyond that.
+    if (!(rtt > 0 && rtt <= 2000)) invalid("--long-link-rtt-ms must lie in (0, 2000]");
+  }
+  if (!o.long_link_rtts_ms.empty() && !any_dlcp) {
+    invalid("--long-link-rtt-ms needs a dlcp system in --systems");
+  }
   return systems;
 }
 
@@ -112,6 +126,67 @@ const SystemChoice& labelled(const std::vector<SystemChoice>& systems, const std
     if (system.label() == label) return system;
   }
   throw Error(ErrorCode::kInvalidArgument, -1, "no system in --systems is labelled " + label);
+}
+
+// One long-link network per round trip and loss pattern: every system, then the fastest dlcp
+// system of the first repetition without its loss budget and (with parity on) without parity.
+nlohmann::json run_long_link(const DemoOptions& o, const std::vector<SystemChoice>& chosen,
+                             testbed::SystemCommands& runner) {
+  struct Pattern {
+    std::string name;
+    double random = 0;
+    double burst = 0;
+  };
+  std::vector<Pattern> patterns;
+  if (o.long_link_random_loss > 0) patterns.push_back({"random", o.long_link_random_loss, 0});
+  if (o.long_link_burst_loss > 0) patterns.push_back({"bursts", 0, o.long_link_burst_loss});
+  if (patterns.empty()) patterns.push_back({"none", 0, 0});
+  std::vector<std::string> mechanisms = {"loss-tolerance"};
+  if (o.parity_members > 0) mechanisms.push_back("parity");
+  const int per_network = static_cast<int>(chosen.size() + mechanisms.size());
+  const int total =
+      o.repeat * per_network * static_cast<int>(o.long_link_rtts_ms.size() * patterns.size());
+  int index = 0;
+  nlohmann::json scenarios = nlohmann::json::array();
+  for (const double rtt : o.long_link_rtts_ms) {
+    for (const Pattern& pattern : patterns) {
+      testbed::TestbedOptions network_options = o.network;
+      network_options.gray.spine = -1;  // the long link is what loses packets here
+      network_options.sites = 2;
+      network_options.long_link.one_way_ms = rtt / 2;
+      network_options.long_link.random_loss = pattern.random;
+      network_options.long_link.burst_loss = pattern.burst;
+      network_options.long_link.burst_length = o.long_link_burst_length;
+      std::cerr << "Long link: round trip " << rtt << " ms, "
+                << (pattern.random > 0  ? format_percent(pattern.random) + " lost at random"
+                    : pattern.burst > 0 ? format_percent(pattern.burst) + " lost in bursts of " +
+                                              std::to_string(o.long_link_burst_length) + " frames"
+                                        : std::string("no loss"))
+                << ".\n";
+      Network network;
+      network.testbed = std::make_unique<testbed::Testbed>(runner, network_options);
+      if (o.with_background) network.load.emplace(network_options, o.background);
+      nlohmann::json runs = nlohmann::json::array();
+      std::optional<SystemChoice> ablated_system;
+      for (int r = 0; r < o.repeat; ++r) {
+        nlohmann::json this_repeat = nlohmann::json::array();
+        for (const auto& system : chosen) {
+          this_repeat.push_back(run_one(train_options(o, system), network, 0, ++index, total));
+        }
+        if (!ablated_system) ablated_system = labelled(chosen, best_dlcp_system(this_repeat));
+        for (const auto& mechanism : mechanisms) {
+          this_repeat.push_back(
+              run_one(ablated(o, *ablated_system, mechanism), network, 0, ++index, total));
+        }
+        for (auto& run : this_repeat) runs.push_back(std::move(run));
+      }
+      scenarios.push_back({{"rtt_ms", rtt},
+                           {"loss", pattern.name},
+                           {"loss_rate", pattern.random + pattern.burst},
+                           {"runs", merge_repeats(runs)}});
+    }
+  }
+  return scenarios;
 }
 
 }  // namespace
@@ -127,6 +202,32 @@ nlohmann::json run_demo(const DemoOptions& o) {
       loopback = true;
       fallback_reason = e.what();
     }
+  }
+  if (!o.long_link_rtts_ms.empty()) {
+    if (loopback) {
+      throw Error(
+          ErrorCode::kInvalidArgument, -1,
+          "the long-link scenario needs the testbed (root, network namespaces, TUN): " +
+              (fallback_reason.empty() ? std::string("--loopback was given") : fallback_reason));
+    }
+    testbed::SystemCommands runner;
+    nlohmann::json summary = make_long_link_summary(run_long_link(o, chosen, runner));
+    summary["network"] = "testbed";
+    summary["config"] = {{"model", o.model},
+                         {"hosts", o.network.hosts},
+                         {"sites", 2},
+                         {"rate_mbit", o.network.port.rate_bps / 1e6},
+                         {"background", o.with_background},
+                         {"gradient_scale", o.plan.gradient_scale},
+                         {"compute_ms", o.plan.compute_ms},
+                         {"loss_budget", o.loss_budget},
+                         {"parity_members", o.parity_members},
+                         {"long_link_burst_length", o.long_link_burst_length},
+                         {"iterations", o.iters},
+                         {"repeat", o.repeat}};
+    print_demo_table(std::cout, summary);
+    write_demo_outputs(summary, o.out_dir);
+    return summary;
   }
   const double loopback_drop = o.network.gray.loss_rate / o.network.spines;
   if (loopback) {

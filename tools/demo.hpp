@@ -2,7 +2,8 @@
 // commodity-switch network under background load and a gray failure, for the TCP baselines (Gloo
 // in float32 and fp16, Open MPI) and for dlcp (parameter server and ring, in float32 and bf16, then
 // the fastest with each mechanism switched off), again on a clean network, and in the tail
-// scenario (the gray failure in bursts). Prints a table, writes JSON and a PNG plot. Without root
+// scenario (the gray failure in bursts); or, asked for, across two sites joined by a long, lossy
+// link. Prints a table, writes JSON and a PNG plot. Without root
 // it falls back to loopback with in-process loss injection, and says so.
 #pragma once
 
@@ -41,7 +42,19 @@ struct DemoOptions {
   // of its packets while a burst lasts), under the same load; Gloo (fp16 when that system is
   // 16-bit) against the fastest dlcp system with and without its loss budget. 0 skips it.
   double tail_burst_ms = 20;
-  bool loopback = false;  // skip the testbed even with root
+  // dlcp's parity (TransportOptions::parity_members) in every dlcp run: a parity packet per this
+  // many protected packets; 0 sends none.
+  int parity_members = 0;
+  // The long-link scenario instead of the others: two sites of hosts / 2 joined by the testbed's
+  // long link (its delay line), one network per round trip listed here and per loss pattern
+  // (random, then in bursts; a share of 0 skips that pattern), under the same background load.
+  // Every system, then the fastest dlcp system without its loss budget and, with parity on,
+  // without parity.
+  std::vector<double> long_link_rtts_ms;
+  double long_link_random_loss = 0.005;
+  double long_link_burst_loss = 0.01;
+  double long_link_burst_length = 4;  // frames
+  bool loopback = false;              // skip the testbed even with root
   std::string out_dir = "demo-results";
 };
 

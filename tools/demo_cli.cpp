@@ -56,8 +56,31 @@ SubcommandRunner add_demo_command(CLI::App& app) {
       ->add_option("--ablations", state->demo.ablations,
                    "Mechanisms to switch off in turn in the fastest dlcp system (wire dtype "
                    "included), comma-separated "
-                   "(spray, priority, loss-tolerance)")
+                   "(spray, priority, loss-tolerance, parity)")
       ->delimiter(',');
+  demo_command
+      ->add_option("--parity", state->demo.parity_members,
+                   "dlcp: a parity packet per this many protected packets, rebuilding one lost "
+                   "packet of each group without a recovery round (0 = none)")
+      ->check(CLI::Range(0, 255));
+  demo_command
+      ->add_option("--long-link-rtt-ms", state->demo.long_link_rtts_ms,
+                   "Instead of the other scenarios: two sites of hosts/2 joined by the testbed's "
+                   "long link, one network per round trip listed (comma-separated, e.g. 2,10,40) "
+                   "and per loss pattern")
+      ->delimiter(',');
+  demo_command
+      ->add_option("--long-link-random-loss", state->demo.long_link_random_loss,
+                   "Long link: share of frames lost at random (0 skips this pattern)")
+      ->check(CLI::Range(0.0, 0.5));
+  demo_command
+      ->add_option("--long-link-burst-loss", state->demo.long_link_burst_loss,
+                   "Long link: share of frames lost in bursts (0 skips this pattern)")
+      ->check(CLI::Range(0.0, 0.5));
+  demo_command
+      ->add_option("--long-link-burst-length", state->demo.long_link_burst_length,
+                   "Long link: mean length of a loss burst, in frames")
+      ->check(CLI::Range(1.0, 1000.0));
   demo_command
       ->add_option("--control-rto-min-us", state->demo.control_rto_min_us,
                    "dlcp control connections' least TCP retransmission timeout (0 = the "

@@ -92,7 +92,7 @@ nlohmann::json network_summary(const nlohmann::json& results) {
   if (ablated != nullptr) {
     const std::string full = (*ablated)["system"];
     nlohmann::json ablation = nlohmann::json::object();
-    for (const char* mechanism : {"no-spray", "no-priority", "no-loss-tolerance"}) {
+    for (const char* mechanism : {"no-spray", "no-priority", "no-loss-tolerance", "no-parity"}) {
       const auto* off = find_system(results, full + " " + mechanism);
       if (off == nullptr) continue;
       ablation[mechanism] = {{"slowdown_p50", (*off)["iter_p50_ms"].get<double>() /
@@ -177,13 +177,37 @@ std::string best_dlcp_system(const nlohmann::json& results) {
   return (*best)["system"].get<std::string>();
 }
 
+namespace {
+
+// The completed runs of `results`; the failed ones are added to `failed`.
+nlohmann::json completed_runs(const nlohmann::json& results, nlohmann::json& failed) {
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& r : results) (r.contains("failed") ? failed : kept).push_back(r);
+  return kept;
+}
+
+}  // namespace
+
+nlohmann::json make_long_link_summary(const nlohmann::json& scenarios) {
+  nlohmann::json summary;
+  nlohmann::json failed = nlohmann::json::array();
+  summary["long_link"] = nlohmann::json::array();
+  for (const auto& scenario : scenarios) {
+    nlohmann::json s = network_summary(completed_runs(scenario["runs"], failed));
+    s["rtt_ms"] = scenario["rtt_ms"];
+    s["loss"] = scenario["loss"];
+    s["loss_rate"] = scenario["loss_rate"];
+    summary["long_link"].push_back(std::move(s));
+  }
+  if (!failed.empty()) summary["failed"] = failed;
+  return summary;
+}
+
 nlohmann::json make_demo_summary(const nlohmann::json& all_congested,
                                  const nlohmann::json& all_clean, const nlohmann::json& all_tail) {
   nlohmann::json failed = nlohmann::json::array();
   const auto completed = [&](const nlohmann::json& results) {
-    nlohmann::json kept = nlohmann::json::array();
-    for (const auto& r : results) (r.contains("failed") ? failed : kept).push_back(r);
-    return kept;
+    return completed_runs(results, failed);
   };
   const nlohmann::json congested = completed(all_congested);
   const nlohmann::json clean = completed(all_clean);
@@ -281,6 +305,17 @@ void print_demo_table(std::ostream& out, const nlohmann::json& summary) {
   };
   const nlohmann::json config = summary.value("config", nlohmann::json::object());
   const std::string load = config.value("background", true) ? "background load, " : "";
+  for (const auto& s : summary.value("long_link", nlohmann::json::array())) {
+    std::ostringstream title;
+    title << "Two sites, long link: round trip " << s["rtt_ms"].get<double>() << " ms, " << load
+          << format_percent(s["loss_rate"].get<double>()) << " of its frames lost "
+          << (s["loss"] == "bursts" ? "in bursts of " +
+                                          std::to_string(static_cast<int>(
+                                              config.value("long_link_burst_length", 4.0))) +
+                                          " frames"
+                                    : std::string("at random"));
+    table_and_settlements(s, title.str());
+  }
   const double gray = config.value("gray_loss", 0.01);
   const double burst = config.value("gray_burst_ms", 0.0);
   std::ostringstream congested;
@@ -291,9 +326,11 @@ void print_demo_table(std::ostream& out, const nlohmann::json& summary) {
   } else {
     congested << "no gray failure";
   }
-  table_and_settlements(summary, summary.value("network", "") == "loopback"
-                                     ? "Loopback with in-process loss (no switches)"
-                                     : congested.str());
+  if (summary.contains("systems")) {
+    table_and_settlements(summary, summary.value("network", "") == "loopback"
+                                       ? "Loopback with in-process loss (no switches)"
+                                       : congested.str());
+  }
   if (summary.contains("clean")) table_and_settlements(summary["clean"], "Clean network");
   if (summary.contains("tail")) {
     std::ostringstream tail;

@@ -39,6 +39,13 @@ nlohmann::json merge_repeats(const nlohmann::json& runs);
 nlohmann::json make_demo_summary(const nlohmann::json& congested, const nlohmann::json& clean,
                                  const nlohmann::json& tail = nlohmann::json::array());
 
+// The long-link scenario's summary: `scenarios` holds {rtt_ms, loss ("random", "bursts" or
+// "none"), loss_rate, runs (merged repeats)} per network; the summary's "long_link" holds, per
+// network, the same as make_demo_summary's congested network (speed-ups; the ablation holds the
+// budget's share as no-loss-tolerance and parity's as no-parity) with rtt_ms, loss and loss_rate,
+// and "failed" the runs that failed.
+nlohmann::json make_long_link_summary(const nlohmann::json& scenarios);
+
 void print_demo_table(std::ostream& out, const nlohmann::json& summary);
 
 // Writes <dir>/demo.json and <dir>/demo.png (through the plot script; a missing matplotlib is

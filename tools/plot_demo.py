@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Plots `dlcp demo` results: iteration time p50/p99 per system and the distribution of
-iteration times on the congested network. Usage: plot_demo.py demo.json demo.png"""
+iteration times on the congested network, or (the long-link scenario) p50/p99 per system for each
+round trip and loss pattern. Usage: plot_demo.py demo.json demo.png"""
 import json
 import sys
 
@@ -25,9 +26,22 @@ def bars(axis, network, title):
     axis.legend()
 
 
+def long_link(summary):
+    networks = summary["long_link"]
+    figure, axes = plt.subplots(1, len(networks), figsize=(6 * len(networks), 4.5), squeeze=False)
+    for axis, network in zip(axes[0], networks):
+        loss = "{:.2%} {}".format(network["loss_rate"], network["loss"])
+        bars(axis, network, "long link, round trip {:g} ms, {}".format(network["rtt_ms"], loss))
+    figure.tight_layout()
+    figure.savefig(sys.argv[2], dpi=110)
+
+
 def main():
     with open(sys.argv[1]) as f:
         summary = json.load(f)
+    if "long_link" in summary:
+        long_link(summary)
+        return
     panels = 3 if "clean" in summary else 2
     figure, axes = plt.subplots(1, panels, figsize=(6 * panels, 4.5))
     bars(axes[0], summary, "congested network (gray failure, load)")

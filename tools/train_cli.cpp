@@ -61,6 +61,10 @@ void add_train_options(CLI::App* command, TrainBenchOptions& o) {
                    "dlcp control connections' least TCP retransmission timeout (0 = the "
                    "kernel's 200 ms, as where TCP_RTO_MIN_US is missing)")
       ->check(CLI::Range(0, 1000000));
+  command
+      ->add_option("--parity", o.parity_members,
+                   "dlcp: a parity packet per this many protected packets (0 = none)")
+      ->check(CLI::Range(0, 255));
   command->add_option("--timeout-s", o.timeout_s, "Kill the ranks after this long")
       ->check(CLI::Range(1, 86400));
 }

@@ -70,6 +70,42 @@ TEST(DemoReport, CleanNetworkAndTable) {
   EXPECT_THROW(best_dlcp_system(nlohmann::json::array({run("gloo", 1, 1)})), std::invalid_argument);
 }
 
+TEST(DemoReport, LongLinkScenariosEachWithTheBudgetsAndParitysShare) {
+  const nlohmann::json scenarios = {
+      {{"rtt_ms", 10.0},
+       {"loss", "random"},
+       {"loss_rate", 0.005},
+       {"runs",
+        {run("gloo fp16", 900, 1800),
+         run("dlcp-ring bf16", 300, 400),
+         run("dlcp-ring bf16 no-loss-tolerance", 330, 600),
+         run("dlcp-ring bf16 no-parity", 360, 800),
+         {{"system", "mpi"}, {"failed", "mpirun exited with status 1"}}}}},
+      {{"rtt_ms", 40.0},
+       {"loss", "bursts"},
+       {"loss_rate", 0.01},
+       {"runs", {run("gloo fp16", 2000, 4000), run("dlcp-ring bf16", 500, 1000)}}}};
+  const auto summary = make_long_link_summary(scenarios);
+  ASSERT_EQ(summary["long_link"].size(), 2u);
+  const auto& ten = summary["long_link"][0];
+  EXPECT_DOUBLE_EQ(ten["rtt_ms"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(ten["speedup_p50"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(ten["speedup_p99"].get<double>(), 4.5);
+  EXPECT_DOUBLE_EQ(ten["ablation"]["no-loss-tolerance"]["slowdown_p50"].get<double>(), 1.1);
+  EXPECT_DOUBLE_EQ(ten["ablation"]["no-parity"]["slowdown_p99"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(summary["long_link"][1]["speedup_p99"].get<double>(), 4.0);
+  EXPECT_EQ(summary["failed"].size(), 1u);
+  EXPECT_FALSE(summary.contains("systems"));
+  std::ostringstream table;
+  print_demo_table(table, summary);
+  EXPECT_NE(table.str().find("round trip 40 ms, background load, 1.00% of its frames lost in "
+                             "bursts of 4 frames"),
+            std::string::npos)
+      << table.str();
+  EXPECT_NE(table.str().find("no-parity"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("FAILED, left out of the comparison: mpi"), std::string::npos);
+}
+
 TEST(DemoReport, FailedBaselinesAreListedAndLeftOut) {
   const nlohmann::json congested = {run("gloo", 800, 2000),
                                     {{"system", "mpi"}, {"failed", "mpirun exited with status 1"}},
