@@ -14,9 +14,9 @@
 # and the options that differ from the scenario's defaults. Many were first made in several runs
 # and merged (--merge); the simulator is deterministic and runs each scheme in a process of its
 # own, so one run gives the same document. The stored documents are model revision 9: the current
-# simulator writes revision 11 (the library's shorter pacer burst, then the library's protocol
-# core), so dlcp's figures will differ from them (docs/simulation.md, "Stored results"); the
-# baselines' should not.
+# simulator writes revision 12 (the library's shorter pacer burst, then the library's protocol
+# core, then its whole protocol endpoint), so dlcp's figures will differ from them
+# (docs/simulation.md, "Stored results"); the baselines' should not.
 #
 # Time: 16 and 48 hosts take seconds to minutes a document; 144 hosts from minutes (dlcp alone) to
 # hours (pFabric, PIAS and NewReno in ring all-reduce, 1-3 hours each).
