@@ -34,13 +34,18 @@ SwitchCounters SwitchCounters::operator-(const SwitchCounters& earlier) const {
 
 SwitchCounters read_switch_counters(const Testbed& testbed) {
   SwitchCounters counters;
+  const auto add = [&](const std::vector<QueueStats>& port) {
+    for (const QueueStats& queue : port) {
+      const auto c = static_cast<std::size_t>(queue.traffic_class);
+      (queue.drop_eligible ? counters.eligible_sent : counters.sent)[c] += queue.packets;
+      (queue.drop_eligible ? counters.eligible_dropped : counters.dropped)[c] += queue.drops;
+    }
+  };
   for (int s = 0; s < testbed.options().spines; ++s) {
-    for (int h = 0; h < testbed.options().hosts; ++h) {
-      for (const QueueStats& queue : testbed.port_stats(s, h)) {
-        const auto c = static_cast<std::size_t>(queue.traffic_class);
-        (queue.drop_eligible ? counters.eligible_sent : counters.sent)[c] += queue.packets;
-        (queue.drop_eligible ? counters.eligible_dropped : counters.dropped)[c] += queue.drops;
-      }
+    for (int h = 0; h < testbed.options().hosts; ++h) add(testbed.port_stats(s, h));
+    // Two sites: the ports onto the long link, the bottleneck between them, count too.
+    for (int site = 0; site < testbed.options().sites; ++site) {
+      add(testbed.long_link_port_stats(s, site));
     }
   }
   const ClassLoss gray = testbed.gray_loss();

@@ -141,6 +141,15 @@ Testbed::Testbed(CommandRunner& runner, const TestbedOptions& options, Persisten
         "this process");
   }
   plan_ = switchconf::make_switch_plan(DscpTable::defaults(), options_.port);
+  switchconf::PortOptions long_port = options_.port;
+  long_port.rate_bps = options_.long_link.rate_bps * kLongLinkPortShare;
+  // The drop-eligible queues keep their share of a class's buffer.
+  long_port.drop_eligible_bytes =
+      static_cast<std::size_t>(static_cast<double>(options_.port.drop_eligible_bytes) *
+                               static_cast<double>(options_.long_link.queue_bytes) /
+                               static_cast<double>(options_.port.buffer_bytes));
+  long_port.buffer_bytes = options_.long_link.queue_bytes;
+  long_link_plan_ = switchconf::make_switch_plan(DscpTable::defaults(), long_port);
   check_testbed_available();
   remove_leftovers(runner_, options_.prefix);
   const auto names = all_namespaces(options_);
@@ -284,6 +293,12 @@ void Testbed::build_long_link(int spine) {
     // device rather than being dropped where no counter of the link sees them.
     run({"ip", "-n", ns, "link", "set", kLongLinkPort, "mtu", std::to_string(options_.port.mtu),
          "txqueuelen", "10000", "master", kBridge, "up"});
+    if (!options_.long_link.priority_port) continue;
+    std::string batch;
+    for (const auto& command : switchconf::linux_tc_commands(long_link_plan_, kLongLinkPort)) {
+      batch += command + "\n";
+    }
+    run({"tc", "-n", ns, "-batch", "-"}, batch);
   }
 }
 
@@ -320,18 +335,28 @@ std::vector<QueueStats> parse_tc_class_stats(const std::string& text) {
 }
 
 std::vector<QueueStats> Testbed::port_stats(int spine, int host) const {
-  const auto parsed = parse_tc_class_stats(run_checked(
-      runner_, {"tc", "-n", spine_namespace(options_, spine, site_of_host(options_, host)), "-s",
-                "class", "show", "dev", switch_port(host)}));
+  return queue_stats(spine_namespace(options_, spine, site_of_host(options_, host)),
+                     switch_port(host), plan_);
+}
+
+std::vector<QueueStats> Testbed::long_link_port_stats(int spine, int site) const {
+  if (options_.sites != 2 || !options_.long_link.priority_port) return {};
+  return queue_stats(spine_namespace(options_, spine, site), kLongLinkPort, long_link_plan_);
+}
+
+std::vector<QueueStats> Testbed::queue_stats(const std::string& ns, const std::string& port,
+                                             const switchconf::SwitchPlan& plan) const {
+  const auto parsed = parse_tc_class_stats(
+      run_checked(runner_, {"tc", "-n", ns, "-s", "class", "show", "dev", port}));
   std::vector<QueueStats> stats;
-  for (std::size_t q = 0; q < plan_.queues.size(); ++q) {
+  for (std::size_t q = 0; q < plan.queues.size(); ++q) {
     QueueStats queue;
     queue.classid = switchconf::linux_tc_classid(q);
     for (const auto& entry : parsed) {
       if (entry.classid == queue.classid) queue = entry;
     }
-    queue.traffic_class = plan_.queues[q].traffic_class;
-    queue.drop_eligible = plan_.queues[q].drop_eligible;
+    queue.traffic_class = plan.queues[q].traffic_class;
+    queue.drop_eligible = plan.queues[q].drop_eligible;
     stats.push_back(queue);
   }
   return stats;

@@ -69,6 +69,9 @@ class Testbed {
 
   // Per-queue counters of switch `spine`'s egress port towards `host`.
   std::vector<QueueStats> port_stats(int spine, int host) const;
+  // The same for spine `spine` of `site`'s port onto the long link (two sites, priority_port),
+  // or none.
+  std::vector<QueueStats> long_link_port_stats(int spine, int site) const;
   // Per-class counters of the gray spine (zeros when there is none).
   ClassLoss gray_loss() const;
   // The long link of each spine (two sites), or none.
@@ -83,12 +86,15 @@ class Testbed {
   void build_spine(const std::string& ns);
   void configure_switch_ports(int spine, int site);
   void build_long_link(int spine);
+  std::vector<QueueStats> queue_stats(const std::string& ns, const std::string& port,
+                                      const switchconf::SwitchPlan& plan) const;
   void add_routes(int host);
   void run(const std::vector<std::string>& argv, const std::string& input = "") const;
 
   CommandRunner& runner_;
   TestbedOptions options_;
   switchconf::SwitchPlan plan_;
+  switchconf::SwitchPlan long_link_plan_;  // the long link's priority ports
   Persistence persistence_;
   bool up_ = false;
   int guard_fd_ = -1;

@@ -50,8 +50,18 @@ struct LongLinkOptions {
   // kernel's real-time throttling leaves other threads 5% of each CPU in any case. Without the
   // privilege it runs at normal priority (LongLinkStats::realtime says which).
   bool realtime = true;
+  // Each spine's port onto the long link is a priority port like its host ports (the switch
+  // plan's HTB classes and drop-eligible queues), shaped at kLongLinkPortShare of rate_bps with
+  // queue_bytes per class, so that a backlog builds there, where dlcp's priorities and drop
+  // precedence act, as at a provider-facing router with QoS, rather than in the delay line's
+  // FIFO, which tail-drops whatever arrives. Off: the FIFO is the bottleneck's only queue.
+  bool priority_port = true;
   std::uint64_t seed = 1;
 };
+
+// The share of the long link's rate its priority ports shape to: a little below the rate, so the
+// delay line's own queue stays short.
+inline constexpr double kLongLinkPortShare = 0.97;
 
 struct TestbedOptions {
   std::string prefix = "dlcp";  // names: <prefix>-h<i> (hosts), <prefix>-s<k> (spines)

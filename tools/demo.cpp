@@ -1,5 +1,6 @@
 #include "demo.hpp"
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -40,13 +41,30 @@ TrainBenchOptions train_options(const DemoOptions& o, const SystemChoice& system
   return t;
 }
 
-// Runs one system and attaches the switches' counters for its run.
+// The long links' frames, summed over links and directions: offered, and dropped at random, in
+// bursts and by the link's full queue.
+std::array<std::uint64_t, 4> long_link_frames(const testbed::Testbed& testbed) {
+  std::array<std::uint64_t, 4> frames{};
+  for (const auto& link : testbed.long_link_stats()) {
+    for (const auto& direction : link.direction) {
+      frames[0] += direction.link.frames_offered;
+      frames[1] += direction.link.dropped_random;
+      frames[2] += direction.link.dropped_burst;
+      frames[3] += direction.link.dropped_queue;
+    }
+  }
+  return frames;
+}
+
+// Runs one system and attaches the switches' (and long links') counters for its run.
 nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, double loopback_drop,
                        int index, int total) {
   std::cerr << "[" << index << "/" << total << "] " << t.label() << " ..." << std::flush;
   using testbed::read_switch_counters;
   const testbed::SwitchCounters before =
       network.testbed ? read_switch_counters(*network.testbed) : testbed::SwitchCounters{};
+  const std::array<std::uint64_t, 4> link_before =
+      network.testbed ? long_link_frames(*network.testbed) : std::array<std::uint64_t, 4>{};
   TrainBenchOptions run = t;
   if (!network.testbed && is_dlcp_system(t.system)) run.drop = loopback_drop;
   nlohmann::json result;
@@ -60,6 +78,13 @@ nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, doubl
   }
   if (network.testbed) {
     result["switch"] = testbed::counters_json(read_switch_counters(*network.testbed) - before);
+    if (network.testbed->options().sites == 2) {
+      const auto after = long_link_frames(*network.testbed);
+      result["long_link"] = {{"frames", after[0] - link_before[0]},
+                             {"dropped_random", after[1] - link_before[1]},
+                             {"dropped_burst", after[2] - link_before[2]},
+                             {"dropped_queue", after[3] - link_before[3]}};
+    }
   }
   std::cerr << " iteration p50 " << format_ms(result["iter_p50_ms"].get<double>()) << ", p99 "
             << format_ms(result["iter_p99_ms"].get<double>()) << std::endl;
@@ -157,12 +182,17 @@ nlohmann::json run_long_link(const DemoOptions& o, const std::vector<SystemChoic
       network_options.long_link.random_loss = pattern.random;
       network_options.long_link.burst_loss = pattern.burst;
       network_options.long_link.burst_length = o.long_link_burst_length;
-      std::cerr << "Long link: round trip " << rtt << " ms, "
-                << (pattern.random > 0  ? format_percent(pattern.random) + " lost at random"
-                    : pattern.burst > 0 ? format_percent(pattern.burst) + " lost in bursts of " +
-                                              std::to_string(o.long_link_burst_length) + " frames"
-                                        : std::string("no loss"))
-                << ".\n";
+      std::ostringstream what;
+      what << "Long link: round trip " << rtt << " ms, ";
+      if (pattern.random > 0) {
+        what << format_percent(pattern.random) << " lost at random";
+      } else if (pattern.burst > 0) {
+        what << format_percent(pattern.burst) << " lost in bursts of " << o.long_link_burst_length
+             << " frames";
+      } else {
+        what << "no loss";
+      }
+      std::cerr << what.str() << ".\n";
       Network network;
       network.testbed = std::make_unique<testbed::Testbed>(runner, network_options);
       if (o.with_background) network.load.emplace(network_options, o.background);

@@ -20,6 +20,13 @@ DurationHistogram histogram_from(const nlohmann::json& json) {
       json.at("sum_seconds").get<double>());
 }
 
+std::uint64_t reject_count(const TransportCounters& counters, const std::string& reason) {
+  for (const auto& [name, count] : counters.rejected_by_reason) {
+    if (name == reason) return count;
+  }
+  return 0;
+}
+
 }  // namespace
 
 nlohmann::json settlement_counters(const TransportCounters& before,
@@ -31,6 +38,11 @@ nlohmann::json settlement_counters(const TransportCounters& before,
       after.settled_before_round_end - before.settled_before_round_end;
   out["settled_by_group"] = after.settled_by_group - before.settled_by_group;
   out["receive_deadlines"] = after.receive_deadlines - before.receive_deadlines;
+  // Resent packets, those that arrived twice (a round that asked for packets only late, not
+  // lost) and those parity rebuilt: where the rounds came from.
+  out["datagrams_retransmitted"] = after.datagrams_retransmitted - before.datagrams_retransmitted;
+  out["duplicates"] = reject_count(after, "duplicate") - reject_count(before, "duplicate");
+  out["packets_rebuilt"] = after.packets_rebuilt - before.packets_rebuilt;
   std::array<std::uint64_t, 8> by_rounds{};
   for (std::size_t r = 0; r < by_rounds.size(); ++r) {
     by_rounds[r] = after.settled_by_rounds[r] - before.settled_by_rounds[r];
@@ -64,6 +76,9 @@ nlohmann::json summarize_settlement(const std::vector<nlohmann::json>& ranks) {
   std::uint64_t before_round_end = 0;
   std::uint64_t by_group = 0;
   std::uint64_t deadlines = 0;
+  std::uint64_t retransmitted = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t rebuilt = 0;
   std::array<std::uint64_t, 8> by_rounds{};
   DurationHistogram first_round;
   DurationHistogram recovery;
@@ -73,6 +88,9 @@ nlohmann::json summarize_settlement(const std::vector<nlohmann::json>& ranks) {
     before_round_end += rank.at("settled_before_round_end").get<std::uint64_t>();
     by_group += rank.at("settled_by_group").get<std::uint64_t>();
     deadlines += rank.at("receive_deadlines").get<std::uint64_t>();
+    retransmitted += rank.value("datagrams_retransmitted", std::uint64_t{0});
+    duplicates += rank.value("duplicates", std::uint64_t{0});
+    rebuilt += rank.value("packets_rebuilt", std::uint64_t{0});
     const auto rounds = rank.at("settled_by_rounds").get<std::array<std::uint64_t, 8>>();
     for (std::size_t r = 0; r < by_rounds.size(); ++r) by_rounds[r] += rounds[r];
     first_round.merge(histogram_from(rank.at("first_round_time")));
@@ -86,6 +104,9 @@ nlohmann::json summarize_settlement(const std::vector<nlohmann::json>& ranks) {
   s["settled_before_round_end"] = before_round_end;
   s["settled_by_group"] = by_group;
   s["receive_deadlines"] = deadlines;
+  s["datagrams_retransmitted"] = retransmitted;
+  s["duplicates"] = duplicates;
+  s["packets_rebuilt"] = rebuilt;
   s["settled_by_rounds"] = by_rounds;
   s["no_recovery_fraction"] =
       settled > 0 ? static_cast<double>(by_rounds[0]) / static_cast<double>(settled) : 0.0;

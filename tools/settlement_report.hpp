@@ -25,7 +25,8 @@ std::uint32_t rounds_quantile(const std::array<std::uint64_t, 8>& by_rounds, dou
 
 // Adds up ranks' settlement_counters and summarises them: messages, settled_complete,
 // settled_within_budget, settled_before_round_end, settled_by_group, receive_deadlines,
-// no_recovery_fraction
+// datagrams_retransmitted, duplicates (resent packets that had arrived after all),
+// packets_rebuilt (from parity), no_recovery_fraction
 // (messages that needed no round / messages settled), rounds_p50/p99, first_round_p50/p99_ms,
 // recovery_p50/p99_ms (over every settled message, 0 for those that needed no round) and
 // recovery_mean_ms.

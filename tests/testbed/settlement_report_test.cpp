@@ -36,6 +36,11 @@ TEST(SettlementReport, RanksAddUpAndPhasesAreWhatTheyAdded) {
   after.settled_by_rounds[1] += 2;
   for (double s : {0.002, 0.002, 0.004, 0.010}) after.first_round_time.add(s);
   for (double s : {0.0, 0.0, 0.003, 0.005}) after.recovery_time.add(s);
+  before.datagrams_retransmitted = 10;
+  after.datagrams_retransmitted = 17;
+  before.rejected_by_reason = {{"duplicate", 2}};
+  after.rejected_by_reason = {{"stale_message", 9}, {"duplicate", 6}};
+  after.packets_rebuilt = 3;
 
   const nlohmann::json rank = settlement_counters(before, after);
   EXPECT_EQ(rank["settled_complete"], 3);
@@ -44,6 +49,9 @@ TEST(SettlementReport, RanksAddUpAndPhasesAreWhatTheyAdded) {
   EXPECT_EQ(s["messages"], 10);  // (3 complete + 1 within budget + 1 deadline) x 2 ranks
   EXPECT_EQ(s["settled_within_budget"], 2);
   EXPECT_EQ(s["settled_by_group"], 2);
+  EXPECT_EQ(s["datagrams_retransmitted"], 14);
+  EXPECT_EQ(s["duplicates"], 8);
+  EXPECT_EQ(s["packets_rebuilt"], 6);
   EXPECT_DOUBLE_EQ(s["no_recovery_fraction"].get<double>(), 0.5);  // 4 of 8 settled
   EXPECT_EQ(s["rounds_p50"], 0);
   EXPECT_EQ(s["rounds_p99"], 1);
