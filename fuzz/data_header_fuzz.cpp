@@ -1,7 +1,8 @@
 // libFuzzer target for decode_data_packet. The input is one datagram. It is decoded against fixed
 // expectations (those of the seed corpus, with and without packet MACs) and against expectations
 // taken from the datagram itself, so that the fuzzer also reaches the geometry checks without
-// guessing the job token. Every accepted datagram must re-encode to exactly the same header (and
+// guessing the job token. An accepted parity packet must sit beyond the message's packets with a
+// full packet's payload. Every accepted datagram must re-encode to exactly the same header (and
 // MAC trailer) bytes and decode to the same values. A float32 payload must survive a load/store
 // round trip bit for bit; a 16-bit payload's values, rounded to the wire once, must travel
 // unchanged (the rule the collectives rely on).
@@ -61,7 +62,13 @@ void decode_and_round_trip(std::span<const std::byte> datagram, const DataExpect
   check(h.is_authenticated() == expect.packet_mac);
   check(datagram.size() == kDataHeaderBytes + h.payload_bytes + h.trailer_bytes());
   check(h.payload_bytes == payload_bytes(h.wire, h.expected_floats()));
-  check(h.offset_floats() + h.expected_floats() <= h.total_floats);
+  if (h.is_parity()) {
+    // A parity packet's seq is packet_count + its group, and its payload a full packet's.
+    check(h.seq >= h.packet_count() && h.seq < 2 * std::uint64_t{h.packet_count()});
+    check(h.expected_floats() == h.stride_floats);
+  } else {
+    check(h.offset_floats() + h.expected_floats() <= h.total_floats);
+  }
 
   std::vector<std::byte> again(datagram.size());
   encode_data_header(h, again);

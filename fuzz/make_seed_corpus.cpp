@@ -105,6 +105,11 @@ void write_data_seeds(const fs::path& dir) {
   write_file(dir / "valid_retransmission.bin", datagram(h));
 
   h = base_header();
+  h.flags = data_flags::kProtected | data_flags::kParity;
+  h.seq = 3 + 1;  // packet_count + group 1; a full packet's payload
+  write_file(dir / "valid_parity.bin", datagram(h));
+
+  h = base_header();
   h.total_floats = 1;
   h.stride_floats = 360;
   h.payload_bytes = 4;
