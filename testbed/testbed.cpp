@@ -34,6 +34,19 @@ std::vector<std::string> existing_namespaces(CommandRunner& runner) {
   return names;
 }
 
+}  // namespace
+
+std::vector<std::string> prefixed_namespaces(CommandRunner& runner, const std::string& prefix) {
+  std::vector<std::string> ours;
+  for (auto& name : existing_namespaces(runner)) {
+    if (name.rfind(prefix + "-", 0) == 0) ours.push_back(std::move(name));
+  }
+  std::sort(ours.begin(), ours.end());
+  return ours;
+}
+
+namespace {
+
 bool process_alive(int pid) {
   return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
 }

@@ -43,6 +43,9 @@ std::vector<QueueStats> parse_tc_class_stats(const std::string& text);
 // Throws TestbedUnavailable unless this process may build the testbed (root, ip/tc/nft present).
 void check_testbed_available();
 
+// The network namespaces that exist now and are this prefix's ("<prefix>-..."), sorted.
+std::vector<std::string> prefixed_namespaces(CommandRunner& runner, const std::string& prefix);
+
 // The state file of a prefix.
 std::string state_file(const std::string& prefix);
 

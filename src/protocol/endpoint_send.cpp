@@ -273,8 +273,11 @@ void Endpoint::burst_sent(const Burst& burst, TimePoint now) {
     p.path_sent[run.path] += run.count;
     message.stats.packets_sent += run.count;
     counters_.datagrams_sent += run.count;
-    for (std::size_t k = run.first; k < run.first + run.count; ++k) {
-      if (burst.packets[k].header.is_parity()) ++counters_.parity_sent;
+    // Only a round 0 with parity holds parity packets: no pass over the others' runs.
+    if (round == 0 && sender.parity() != nullptr) {
+      for (std::size_t k = run.first; k < run.first + run.count; ++k) {
+        if (burst.packets[k].header.is_parity()) ++counters_.parity_sent;
+      }
     }
     if (round > 0) {
       message.stats.packets_retransmitted += run.count;

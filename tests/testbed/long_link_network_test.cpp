@@ -7,45 +7,21 @@
 #include <sstream>
 
 #include "long_link_accuracy.hpp"
+#include "root_testbed_fixture.hpp"
 #include "testbed.hpp"
 #include "topology.hpp"
 
 namespace dlcp::testbed {
 namespace {
 
-class LongLinkNetwork : public ::testing::Test {
+class LongLinkNetwork : public RootTestbedTest {
  protected:
   void SetUp() override {
-    try {
-      check_testbed_available();
-    } catch (const TestbedUnavailable& e) {
-      GTEST_SKIP() << e.what();
-    }
-    if (find_program("ping").empty()) GTEST_SKIP() << "ping (iputils-ping) is not installed";
-    options_.prefix = "dlcptll";
+    prepare("dlcptll", "ping");
     options_.hosts = 4;
     options_.spines = 1;
     options_.sites = 2;
-    options_.gray.spine = -1;
-    remove_leftovers(runner_, options_.prefix);
   }
-  void TearDown() override {
-    if (!IsSkipped()) remove_leftovers(runner_, options_.prefix);
-  }
-
-  std::vector<std::string> namespaces() {
-    std::vector<std::string> ours;
-    std::istringstream list(run_checked(runner_, {"ip", "netns", "list"}));
-    std::string line;
-    while (std::getline(list, line)) {
-      if (line.rfind(options_.prefix + "-", 0) == 0) ours.push_back(line.substr(0, line.find(' ')));
-    }
-    std::sort(ours.begin(), ours.end());
-    return ours;
-  }
-
-  SystemCommands runner_;
-  TestbedOptions options_;
 };
 
 TEST_F(LongLinkNetwork, TwoSitesComeUpJoinedAndGoDownWithoutLeftovers) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "background.hpp"
+#include "root_testbed_fixture.hpp"
 #include "switch_counters.hpp"
 #include "testbed.hpp"
 #include "topology.hpp"
@@ -87,32 +88,11 @@ void send_udp_from(const std::string& ns, const std::string& destination, int co
   EXPECT_TRUE(sender_finished(start_paced_udp(ns, {.destination = destination, .packets = count})));
 }
 
-class Network : public ::testing::Test {
+class Network : public RootTestbedTest {
  protected:
   void SetUp() override {
-    try {
-      check_testbed_available();
-    } catch (const TestbedUnavailable& e) {
-      GTEST_SKIP() << e.what();
-    }
-    if (find_program("iperf3").empty()) GTEST_SKIP() << "iperf3 is not installed";
-    options_.prefix = "dlcpt";
+    prepare("dlcpt", "iperf3");
     options_.hosts = 3;
-    options_.gray.spine = -1;
-    remove_leftovers(runner_, options_.prefix);
-  }
-  void TearDown() override {
-    if (!IsSkipped()) remove_leftovers(runner_, options_.prefix);
-  }
-
-  std::vector<std::string> namespaces() {
-    std::vector<std::string> ours;
-    std::istringstream list(run_checked(runner_, {"ip", "netns", "list"}));
-    std::string line;
-    while (std::getline(list, line)) {
-      if (line.rfind(options_.prefix + "-", 0) == 0) ours.push_back(line.substr(0, line.find(' ')));
-    }
-    return ours;
   }
 
   void server(int host, int port) {
@@ -140,9 +120,6 @@ class Network : public ::testing::Test {
     }
     throw std::runtime_error("no queue " + classid);
   }
-
-  SystemCommands runner_;
-  TestbedOptions options_;
 };
 
 TEST_F(Network, ComesUpAndGoesDownWithoutLeftovers) {
