@@ -34,8 +34,8 @@ void Endpoint::apply_parity(Incoming& message, const wire::FlowStart& flow) {
     message.held_parity.clear();
     return;
   }
-  message.parity.emplace(protected_flags(flow.protected_bitmap, flow.packet_count),
-                         flow.parity_members);
+  // The tracker has read the FlowStart's bitmap (MessageReceiver::on_flow, called first).
+  message.parity.emplace(message.receiver->tracker()->protected_flags(), flow.parity_members);
   // Parity packets held before the FlowStart for groups that do not exist were forged.
   std::erase_if(message.held_parity,
                 [&](const auto& entry) { return entry.first >= message.parity->group_count(); });

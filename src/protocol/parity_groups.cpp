@@ -34,13 +34,4 @@ std::vector<std::uint32_t> ParityGroups::members(std::uint32_t group) const {
   return seqs;
 }
 
-std::vector<std::uint8_t> protected_flags(const std::vector<std::uint8_t>& bitmap,
-                                          std::uint32_t packet_count) {
-  std::vector<std::uint8_t> flags(packet_count, 0);
-  for (std::uint32_t seq = 0; seq < packet_count && seq / 8 < bitmap.size(); ++seq) {
-    flags[seq] = static_cast<std::uint8_t>((bitmap[seq / 8] >> (seq % 8)) & 1u);
-  }
-  return flags;
-}
-
 }  // namespace dlcp::protocol

@@ -36,8 +36,4 @@ class ParityGroups {
   std::vector<std::uint32_t> ordinal_;         // per packet: its index in protected_seqs_, or ~0
 };
 
-// Protected flags from FlowStart's bitmap (bit i of byte i / 8, LSB first).
-std::vector<std::uint8_t> protected_flags(const std::vector<std::uint8_t>& bitmap,
-                                          std::uint32_t packet_count);
-
 }  // namespace dlcp::protocol

@@ -38,6 +38,8 @@ class ReceiveTracker {
   bool mark_received(std::uint32_t seq);
   bool received(std::uint32_t seq) const;
   bool is_protected(std::uint32_t seq) const;
+  // One flag per packet, as the FlowStart set them (all zero before).
+  const std::vector<std::uint8_t>& protected_flags() const { return protected_; }
 
   std::uint32_t packet_count() const { return packet_count_; }
   std::uint32_t received_count() const { return received_count_; }

@@ -75,13 +75,6 @@ TEST(ParityGroups, InterleaveTheProtectedPackets) {
   EXPECT_THROW(ParityGroups({1}, 0), std::invalid_argument);
 }
 
-TEST(ParityGroups, ReadTheFlowStartBitmap) {
-  EXPECT_EQ(protected_flags({0b0000'0101, 0b1}, 9),
-            (std::vector<std::uint8_t>{1, 0, 1, 0, 0, 0, 0, 0, 1}));
-  const std::vector<std::uint8_t> flags{1, 0, 1, 1, 0, 0, 0, 0, 1, 1};
-  EXPECT_EQ(protected_flags(protected_bitmap(flags), 10), flags);
-}
-
 TEST(MessageSender, FlowStartCarriesTheProtectedBitmap) {
   MessageSender sender(90, 10, ranking({1, 0, 0, 0, 0, 0, 0, 0, 1}));
   const wire::FlowStart flow = sender.flow_start(7, 3, 5000);
