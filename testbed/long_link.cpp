@@ -225,4 +225,52 @@ void LongLink::forward() {
   ::close(epoll);
 }
 
+LongLinkStats sum_long_links(const std::vector<LongLinkStats>& links) {
+  LongLinkStats total;
+  for (const auto& link : links) {
+    total.cpu_seconds += link.cpu_seconds;
+    total.wall_seconds = std::max(total.wall_seconds, link.wall_seconds);
+    for (int d = 0; d < 2; ++d) {
+      const auto& from = link.direction[d];
+      auto& to = total.direction[d];
+      to.link.frames_offered += from.link.frames_offered;
+      to.link.forwarded_frames += from.link.forwarded_frames;
+      to.link.forwarded_bytes += from.link.forwarded_bytes;
+      to.link.dropped_random += from.link.dropped_random;
+      to.link.dropped_burst += from.link.dropped_burst;
+      to.link.dropped_queue += from.link.dropped_queue;
+      to.link.bursts += from.link.bursts;
+      to.write_errors += from.write_errors;
+      to.delay.frames += from.delay.frames;
+      to.delay.sum_us += from.delay.sum_us;
+      to.delay.max_us = std::max(to.delay.max_us, from.delay.max_us);
+      to.delay.late_sum_us += from.delay.late_sum_us;
+      to.delay.late_max_us = std::max(to.delay.late_max_us, from.delay.late_max_us);
+    }
+  }
+  return total;
+}
+
+LongLinkStats long_link_difference(const LongLinkStats& after, const LongLinkStats& before) {
+  LongLinkStats d = after;
+  d.cpu_seconds -= before.cpu_seconds;
+  d.wall_seconds -= before.wall_seconds;
+  for (int i = 0; i < 2; ++i) {
+    auto& to = d.direction[i];
+    const auto& from = before.direction[i];
+    to.link.frames_offered -= from.link.frames_offered;
+    to.link.forwarded_frames -= from.link.forwarded_frames;
+    to.link.forwarded_bytes -= from.link.forwarded_bytes;
+    to.link.dropped_random -= from.link.dropped_random;
+    to.link.dropped_burst -= from.link.dropped_burst;
+    to.link.dropped_queue -= from.link.dropped_queue;
+    to.link.bursts -= from.link.bursts;
+    to.write_errors -= from.write_errors;
+    to.delay.frames -= from.delay.frames;
+    to.delay.sum_us -= from.delay.sum_us;
+    to.delay.late_sum_us -= from.delay.late_sum_us;
+  }
+  return d;
+}
+
 }  // namespace dlcp::testbed

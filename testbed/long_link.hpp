@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "long_link_model.hpp"
 #include "testbed_options.hpp"
@@ -70,5 +71,10 @@ class LongLink {
   Nanos started_{0};
   std::thread thread_;
 };
+
+// Every link's counters and sums added up (CPU added, wall time and maxima the largest).
+LongLinkStats sum_long_links(const std::vector<LongLinkStats>& links);
+// `after` minus `before` for the counters and sums (maxima are kept from `after`).
+LongLinkStats long_link_difference(const LongLinkStats& after, const LongLinkStats& before);
 
 }  // namespace dlcp::testbed

@@ -1,6 +1,5 @@
 #include "demo.hpp"
 
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +12,7 @@
 #include "command.hpp"
 #include "demo_report.hpp"
 #include "dlcp/error.hpp"
+#include "long_link.hpp"
 #include "switch_counters.hpp"
 #include "system_choice.hpp"
 #include "testbed.hpp"
@@ -41,21 +41,6 @@ TrainBenchOptions train_options(const DemoOptions& o, const SystemChoice& system
   return t;
 }
 
-// The long links' frames, summed over links and directions: offered, and dropped at random, in
-// bursts and by the link's full queue.
-std::array<std::uint64_t, 4> long_link_frames(const testbed::Testbed& testbed) {
-  std::array<std::uint64_t, 4> frames{};
-  for (const auto& link : testbed.long_link_stats()) {
-    for (const auto& direction : link.direction) {
-      frames[0] += direction.link.frames_offered;
-      frames[1] += direction.link.dropped_random;
-      frames[2] += direction.link.dropped_burst;
-      frames[3] += direction.link.dropped_queue;
-    }
-  }
-  return frames;
-}
-
 // Runs one system and attaches the switches' (and long links') counters for its run.
 nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, double loopback_drop,
                        int index, int total) {
@@ -63,8 +48,9 @@ nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, doubl
   using testbed::read_switch_counters;
   const testbed::SwitchCounters before =
       network.testbed ? read_switch_counters(*network.testbed) : testbed::SwitchCounters{};
-  const std::array<std::uint64_t, 4> link_before =
-      network.testbed ? long_link_frames(*network.testbed) : std::array<std::uint64_t, 4>{};
+  const testbed::LongLinkStats link_before =
+      network.testbed ? testbed::sum_long_links(network.testbed->long_link_stats())
+                      : testbed::LongLinkStats{};
   TrainBenchOptions run = t;
   if (!network.testbed && is_dlcp_system(t.system)) run.drop = loopback_drop;
   nlohmann::json result;
@@ -79,11 +65,21 @@ nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, doubl
   if (network.testbed) {
     result["switch"] = testbed::counters_json(read_switch_counters(*network.testbed) - before);
     if (network.testbed->options().sites == 2) {
-      const auto after = long_link_frames(*network.testbed);
-      result["long_link"] = {{"frames", after[0] - link_before[0]},
-                             {"dropped_random", after[1] - link_before[1]},
-                             {"dropped_burst", after[2] - link_before[2]},
-                             {"dropped_queue", after[3] - link_before[3]}};
+      // Both directions of every link: frames offered, and dropped at random, in bursts and by
+      // the link's full queue.
+      const testbed::LongLinkStats during = testbed::long_link_difference(
+          testbed::sum_long_links(network.testbed->long_link_stats()), link_before);
+      testbed::LinkCounters both;
+      for (const auto& direction : during.direction) {
+        both.frames_offered += direction.link.frames_offered;
+        both.dropped_random += direction.link.dropped_random;
+        both.dropped_burst += direction.link.dropped_burst;
+        both.dropped_queue += direction.link.dropped_queue;
+      }
+      result["long_link"] = {{"frames", both.frames_offered},
+                             {"dropped_random", both.dropped_random},
+                             {"dropped_burst", both.dropped_burst},
+                             {"dropped_queue", both.dropped_queue}};
     }
   }
   std::cerr << " iteration p50 " << format_ms(result["iter_p50_ms"].get<double>()) << ", p99 "

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "wire/reject_reason.hpp"
+
 namespace dlcp::tools {
 namespace {
 
@@ -20,9 +22,9 @@ DurationHistogram histogram_from(const nlohmann::json& json) {
       json.at("sum_seconds").get<double>());
 }
 
-std::uint64_t reject_count(const TransportCounters& counters, const std::string& reason) {
+std::uint64_t reject_count(const TransportCounters& counters, wire::RejectReason reason) {
   for (const auto& [name, count] : counters.rejected_by_reason) {
-    if (name == reason) return count;
+    if (name == wire::to_string(reason)) return count;
   }
   return 0;
 }
@@ -41,7 +43,8 @@ nlohmann::json settlement_counters(const TransportCounters& before,
   // Resent packets, those that arrived twice (a round that asked for packets only late, not
   // lost) and those parity rebuilt: where the rounds came from.
   out["datagrams_retransmitted"] = after.datagrams_retransmitted - before.datagrams_retransmitted;
-  out["duplicates"] = reject_count(after, "duplicate") - reject_count(before, "duplicate");
+  out["duplicates"] = reject_count(after, wire::RejectReason::kDuplicate) -
+                      reject_count(before, wire::RejectReason::kDuplicate);
   out["packets_rebuilt"] = after.packets_rebuilt - before.packets_rebuilt;
   std::array<std::uint64_t, 8> by_rounds{};
   for (std::size_t r = 0; r < by_rounds.size(); ++r) {

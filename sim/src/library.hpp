@@ -169,7 +169,6 @@ struct HostCounters {
   std::uint64_t missing_reports = 0;    // MissingRanges frames sent
   std::uint64_t shared_band_marks = 0;  // RateFeedback::ce_marked_shared_band sent
   std::uint64_t rejected = 0;           // datagrams or frames the decoders or the endpoint refused
-  std::uint64_t parity_sent = 0;        // parity packets sent (TransportCounters::parity_sent)
   std::uint64_t packets_rebuilt = 0;    // lost packets rebuilt from parity
 };
 

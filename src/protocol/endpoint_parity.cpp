@@ -29,7 +29,8 @@ std::span<const std::byte> Endpoint::parity_payload(Outgoing& message, std::uint
 
 void Endpoint::apply_parity(Incoming& message, const wire::FlowStart& flow) {
   message.parity.reset();
-  message.parity_refused = flow.parity_members == 0 || flow.protected_count == 0;
+  // The sender adds parity only when it makes a group (k protected packets or more).
+  message.parity_refused = flow.parity_members == 0 || flow.protected_count < flow.parity_members;
   if (message.parity_refused) {
     message.held_parity.clear();
     return;

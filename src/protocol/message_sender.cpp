@@ -39,7 +39,7 @@ MessageSender::MessageSender(std::uint32_t total_floats, std::uint16_t stride_fl
   }
   protected_count_ =
       static_cast<std::uint32_t>(std::count(protected_.begin(), protected_.end(), 1));
-  if (parity_members_ > 0 && protected_count_ > 0) {
+  if (parity_members_ > 0 && protected_count_ >= parity_members_) {
     parity_.emplace(protected_, parity_members_);
     // The first round sends protected packets first: the parity packets go right after them,
     // before the drop-eligible tail, so that they arrive before the round's end is reported.

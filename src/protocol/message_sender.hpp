@@ -21,8 +21,8 @@ class MessageSender {
   // A message of `total_floats` (> 0) in packets of `stride_floats` (> 0). `ranking` gives the
   // protected set and the first round's order (policy::rank_packets); empty flags mean a reliable
   // message, every packet protected, sent in sequence order. `parity_members` > 0 adds a parity
-  // packet per group of that many protected packets to the first round, after the protected
-  // packets (parity_groups.hpp); 0 adds none.
+  // packet per group of at least that many protected packets to the first round, after the
+  // protected packets (parity_groups.hpp; none when fewer are protected); 0 adds none.
   MessageSender(std::uint32_t total_floats, std::uint16_t stride_floats,
                 policy::PacketRanking ranking, std::uint8_t parity_members = 0);
 
@@ -34,7 +34,6 @@ class MessageSender {
   bool is_protected(std::uint32_t seq) const { return is_parity(seq) || protected_[seq] != 0; }
   // Parity packets' seqs follow the message's: packet_count + the group.
   bool is_parity(std::uint32_t seq) const { return seq >= packet_count_; }
-  std::uint8_t parity_members() const { return parity_members_; }
   // The parity groups; null without parity.
   const ParityGroups* parity() const { return parity_ ? &*parity_ : nullptr; }
   // Floats packet `seq` carries (a parity packet: as many as a full packet, in its payload's

@@ -18,11 +18,13 @@ ParityGroups::ParityGroups(const std::vector<std::uint8_t>& protected_flags,
     protected_seqs_.push_back(seq);
   }
   const auto count = static_cast<std::uint32_t>(protected_seqs_.size());
-  groups_ = (count + members - 1) / members;
+  groups_ = count / members;
 }
 
 std::optional<std::uint32_t> ParityGroups::group_of(std::uint32_t seq) const {
-  if (seq >= ordinal_.size() || ordinal_[seq] == kNotProtected) return std::nullopt;
+  if (groups_ == 0 || seq >= ordinal_.size() || ordinal_[seq] == kNotProtected) {
+    return std::nullopt;
+  }
   return ordinal_[seq] % groups_;
 }
 

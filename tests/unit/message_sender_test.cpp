@@ -41,13 +41,13 @@ TEST(MessageSender, FirstRoundSendsProtectedFirst) {
 }
 
 TEST(MessageSender, ParityPacketsFollowTheProtectedOnesInTheFirstRoundOnly) {
-  // Protected 1, 3, 4, 6, 7 in groups of 2: ceil(5 / 2) = 3 groups, seqs 8, 9, 10.
+  // Protected 1, 3, 4, 6, 7 in groups of at least 2: floor(5 / 2) = 2 groups, seqs 8 and 9.
   MessageSender sender(80, 10, ranking({0, 1, 0, 1, 1, 0, 1, 1}), 2);
   ASSERT_NE(sender.parity(), nullptr);
-  EXPECT_EQ(sender.parity()->group_count(), 3u);
-  EXPECT_EQ(drain(sender), (std::vector<std::uint32_t>{1, 3, 4, 6, 7, 8, 9, 10, 0, 2, 5}));
+  EXPECT_EQ(sender.parity()->group_count(), 2u);
+  EXPECT_EQ(drain(sender), (std::vector<std::uint32_t>{1, 3, 4, 6, 7, 8, 9, 0, 2, 5}));
   EXPECT_TRUE(sender.is_parity(8));
-  EXPECT_TRUE(sender.sends_protected(10));
+  EXPECT_TRUE(sender.sends_protected(9));
   EXPECT_EQ(sender.floats_in(9), 10u);
   EXPECT_EQ(sender.flow_start(7, 3, 5000).parity_members, 2);
   // A recovery round resends what was asked for, no parity.
@@ -55,24 +55,31 @@ TEST(MessageSender, ParityPacketsFollowTheProtectedOnesInTheFirstRoundOnly) {
   EXPECT_EQ(drain(sender), (std::vector<std::uint32_t>{3, 4}));
 }
 
-TEST(MessageSender, NoParityWithoutProtectedPackets) {
-  MessageSender sender(40, 10, ranking({0, 0, 0, 0}), 4);
-  EXPECT_EQ(sender.parity(), nullptr);
-  EXPECT_EQ(sender.flow_start(7, 3, 5000).parity_members, 0);
-  EXPECT_EQ(drain(sender).size(), 4u);
+TEST(MessageSender, NoParityWithFewerProtectedPacketsThanAGroup) {
+  // Parity for 3 protected packets in groups of 4 would cost a third, not a quarter.
+  for (const auto& flags :
+       {std::vector<std::uint8_t>{0, 0, 0, 0}, std::vector<std::uint8_t>{1, 1, 0, 1}}) {
+    MessageSender sender(40, 10, ranking(flags), 4);
+    EXPECT_EQ(sender.parity(), nullptr);
+    EXPECT_EQ(sender.flow_start(7, 3, 5000).parity_members, 0);
+    EXPECT_EQ(drain(sender).size(), 4u);
+  }
 }
 
 TEST(ParityGroups, InterleaveTheProtectedPackets) {
-  // Protected: 0, 2, 3, 5, 6, 8, 9 (7 of them); groups of 3: ceil(7 / 3) = 3 groups.
+  // Protected: 0, 2, 3, 5, 6, 8, 9 (7 of them); groups of at least 3: floor(7 / 3) = 2 groups.
   const ParityGroups groups({1, 0, 1, 1, 0, 1, 1, 0, 1, 1}, 3);
-  EXPECT_EQ(groups.group_count(), 3u);
-  EXPECT_EQ(groups.members(0), (std::vector<std::uint32_t>{0, 5, 9}));
-  EXPECT_EQ(groups.members(1), (std::vector<std::uint32_t>{2, 6}));
-  EXPECT_EQ(groups.members(2), (std::vector<std::uint32_t>{3, 8}));
-  EXPECT_EQ(groups.group_of(6), 1u);
+  EXPECT_EQ(groups.group_count(), 2u);
+  EXPECT_EQ(groups.members(0), (std::vector<std::uint32_t>{0, 3, 6, 9}));
+  EXPECT_EQ(groups.members(1), (std::vector<std::uint32_t>{2, 5, 8}));
+  EXPECT_EQ(groups.group_of(5), 1u);
   EXPECT_FALSE(groups.group_of(1).has_value());   // unprotected
   EXPECT_FALSE(groups.group_of(10).has_value());  // beyond the message
   EXPECT_THROW(ParityGroups({1}, 0), std::invalid_argument);
+  // Fewer protected packets than a group: no group, and no packet in one.
+  const ParityGroups none({1, 1, 0}, 3);
+  EXPECT_EQ(none.group_count(), 0u);
+  EXPECT_FALSE(none.group_of(0).has_value());
 }
 
 TEST(MessageSender, FlowStartCarriesTheProtectedBitmap) {
