@@ -49,17 +49,9 @@ nlohmann::json to_json(const testbed::AccuracyResult& r, double load) {
 
 }  // namespace
 
-LongLinkCommand add_long_link_command(CLI::App* testbed_command) {
-  auto args = std::make_shared<LongLinkArgs>();
-  args->network.prefix = "dlcpll";
-  args->network.sites = 2;
-  args->network.gray.spine = -1;
-  auto* command = testbed_command->add_subcommand(
-      "long-link",
-      "Build two sites joined by the long link and measure the delay it adds (UDP probe, ping) "
-      "and its CPU time, at each load");
-  add_testbed_options(command, args->network);
-  auto& link = args->network.long_link;
+void add_long_link_options(CLI::App* command, testbed::LongLinkOptions& link) {
+  // The group names the options, so that `testbed up` can refuse them without two sites.
+  command->option_defaults()->group(kLongLinkGroup);
   command->add_option("--one-way-ms", link.one_way_ms, "The long link's one-way delay (ms)");
   command
       ->add_option_function<double>(
@@ -72,6 +64,20 @@ LongLinkCommand add_long_link_command(CLI::App* testbed_command) {
   command->add_option("--burst-loss", link.burst_loss, "Long-run loss in bursts");
   command->add_option("--burst-length", link.burst_length, "Mean loss burst (frames)");
   command->add_option("--spin-us", link.spin_us, "Spin this long before a release (us)");
+  command->option_defaults()->group("Options");
+}
+
+LongLinkCommand add_long_link_command(CLI::App* testbed_command) {
+  auto args = std::make_shared<LongLinkArgs>();
+  args->network.prefix = "dlcpll";
+  args->network.sites = 2;
+  args->network.gray.spine = -1;
+  auto* command = testbed_command->add_subcommand(
+      "long-link",
+      "Build two sites joined by the long link and measure the delay it adds (UDP probe, ping) "
+      "and its CPU time, at each load");
+  add_testbed_options(command, args->network);
+  add_long_link_options(command, args->network.long_link);
   command->add_option("--loads", args->loads_mbit, "UDP flood across the link (Mbit/s), each")
       ->delimiter(',');
   command->add_option("--tcp-share", args->accuracy.tcp_share,

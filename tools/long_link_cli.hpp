@@ -6,6 +6,8 @@
 
 #include <functional>
 
+#include "testbed_options.hpp"
+
 namespace dlcp::tools {
 
 struct LongLinkCommand {
@@ -14,5 +16,11 @@ struct LongLinkCommand {
 };
 
 LongLinkCommand add_long_link_command(CLI::App* testbed_command);
+
+inline constexpr const char* kLongLinkGroup = "Long link";
+
+// The long link's own flags (delay, rate, jitter, loss; in the help's group kLongLinkGroup),
+// shared with `dlcp testbed up --sites 2`.
+void add_long_link_options(CLI::App* command, testbed::LongLinkOptions& link);
 
 }  // namespace dlcp::tools

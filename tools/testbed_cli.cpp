@@ -2,10 +2,15 @@
 
 #include "commands.hpp"
 
+#include <pthread.h>
+
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "background.hpp"
 #include "long_link_cli.hpp"
@@ -29,6 +34,43 @@ struct PortFlags {
   double buffer_kib = 256;
   double drop_eligible_kib = 48;
 };
+
+std::string down_command(const testbed::TestbedOptions& network) {
+  return "dlcp testbed down" + (network.prefix == "dlcp" ? "" : " --prefix " + network.prefix);
+}
+
+// A two-site testbed lives only as long as the process that runs its long link, so `testbed up
+// --sites 2` holds it in the foreground until SIGINT or SIGTERM, then tears it down (as its guard
+// process does if this one is killed).
+int hold_two_sites(testbed::SystemCommands& runner, const testbed::TestbedOptions& network,
+                   bool with_background) {
+  // Blocked before any thread starts, so that the forwarders inherit the mask and sigwait below
+  // is the only taker.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  testbed::Testbed built(runner, network);
+  std::optional<testbed::BackgroundTraffic> load;
+  if (with_background) {
+    load.emplace(network, testbed::BackgroundOptions{});
+    std::cout << "background: " << load->flows().size() << " iperf3 flows\n";
+  }
+  const auto& link = network.long_link;
+  std::cout << "testbed up: " << network.hosts << " hosts in two sites, " << network.spines
+            << " spines each at " << network.port.rate_bps / 1e6 << " Mbit/s, MTU "
+            << network.port.mtu << "; long link " << link.one_way_ms << " ms one way, "
+            << link.rate_bps / 1e6 << " Mbit/s, loss " << link.random_loss << " random + "
+            << link.burst_loss << " in bursts of " << link.burst_length
+            << " frames; run commands in a host with `ip netns exec "
+            << testbed::host_namespace(network, 0) << " ...`; held until SIGINT or SIGTERM (or `"
+            << down_command(network) << "`)" << std::endl;
+  int signal = 0;
+  sigwait(&stop, &signal);
+  std::cout << "testbed down: " << strsignal(signal) << std::endl;
+  return 0;
+}
 
 }  // namespace
 
@@ -88,6 +130,11 @@ SubcommandRunner add_testbed_commands(CLI::App& app) {
   auto with_background = std::make_shared<bool>(false);
   up->add_flag("--background", *with_background,
                "Start the background TCP/UDP floods too (they run until `dlcp testbed down`)");
+  up->add_option("--sites", network->sites,
+                 "2: two sites joined by the long link, which runs in this command: it then "
+                 "stays in the foreground until SIGINT or SIGTERM and tears everything down")
+      ->check(CLI::Range(1, 2));
+  add_long_link_options(up, network->long_link);
   auto* down = bed->add_subcommand("down", "Remove everything the testbed created");
   down->add_option("--prefix", network->prefix, "Namespace name prefix");
   auto* status = bed->add_subcommand("status", "Show what the testbed has created");
@@ -108,6 +155,17 @@ SubcommandRunner add_testbed_commands(CLI::App& app) {
       return 0;
     }
     testbed::SystemCommands runner;
+    if (up->parsed() && network->sites == 1) {
+      for (const auto* option : up->get_options()) {
+        if (option->count() > 0 && option->get_group() == kLongLinkGroup) {
+          throw std::invalid_argument(option->get_name() +
+                                      " describes the long link: add --sites 2");
+        }
+      }
+    }
+    if (up->parsed() && network->sites == 2) {
+      return hold_two_sites(runner, *network, *with_background);
+    }
     if (up->parsed()) {
       testbed::Testbed built(runner, *network, testbed::Persistence::kUntilRemoved);
       if (*with_background) {
@@ -123,8 +181,8 @@ SubcommandRunner add_testbed_commands(CLI::App& app) {
       std::cout << "testbed up: " << network->hosts << " hosts, " << network->spines
                 << " spines at " << network->port.rate_bps / 1e6 << " Mbit/s, MTU "
                 << network->port.mtu << "; run commands in a host with `ip netns exec "
-                << testbed::host_namespace(*network, 0) << " ...`; remove with `dlcp testbed down"
-                << (network->prefix == "dlcp" ? "" : " --prefix " + network->prefix) << "`\n";
+                << testbed::host_namespace(*network, 0) << " ...`; remove with `"
+                << down_command(*network) << "`\n";
       return 0;
     }
     if (long_link.command->parsed()) return long_link.run();

@@ -4,7 +4,8 @@ backend and the dlcp hook over the same congested, lossy fabric (needs root).
     /usr/bin/python3 examples/fashion_mnist/testbed.py --epochs 3 --output-dir /tmp/fm-testbed
 
 It brings the testbed up (`dlcp testbed up`: 4 host namespaces, 2 spines, a gray failure on
-spine 1, background TCP and UDP floods), then for each seed runs every mode in turn, so that the
+spine 1, background TCP and UDP floods; with --long-link-rtt-ms, two sites of 2 hosts joined by
+a long link that loses 1% of its frames in bursts instead of the gray failure), then for each seed runs every mode in turn, so that the
 modes see the same load. Each rank is its own torchrun node inside its host's namespace,
 rendezvousing with host 0 through the fabric, as a multi-host job would. gloo's TCP connections
 get per-flow ECMP over both spines; dlcp binds one data socket per spine address and sprays.
@@ -47,15 +48,35 @@ def run_checked(command):
 
 
 def testbed_up(args):
+    """Brings the testbed up; returns the process that holds a two-site one (None otherwise)."""
     command = [args.dlcp, "testbed", "up", "--prefix", args.prefix, "--hosts", str(args.hosts),
-               "--rate-mbit", str(args.rate_mbit), "--gray-spine", "1",
-               "--gray-loss", str(args.gray_loss)]
+               "--rate-mbit", str(args.rate_mbit)]
     if args.background:
         command.append("--background")
-    run_checked(command)
+    if args.long_link_rtt_ms is None:
+        run_checked(command + ["--gray-spine", "1", "--gray-loss", str(args.gray_loss)])
+        return None
+    # Two sites: the long link is what loses packets; its forwarder runs in `testbed up`, which
+    # holds the network until it is terminated.
+    command += ["--gray-spine", "-1", "--sites", "2",
+                "--one-way-ms", str(args.long_link_rtt_ms / 2),
+                "--random-loss", str(args.long_link_random_loss),
+                "--burst-loss", str(args.long_link_burst_loss),
+                "--burst-length", str(args.long_link_burst_length)]
+    print("+ " + " ".join(command), flush=True)
+    holder = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    for line in holder.stdout:
+        print(line, end="", flush=True)
+        if line.startswith("testbed up:"):
+            return holder
+    raise SystemExit(f"`dlcp testbed up --sites 2` ended with status {holder.wait()} before the "
+                     "testbed was up")
 
 
-def testbed_down(args):
+def testbed_down(args, holder):
+    if holder is not None:
+        holder.terminate()  # tears the two sites down
+        holder.wait(timeout=60)
     subprocess.run([args.dlcp, "testbed", "down", "--prefix", args.prefix], check=False)
 
 
@@ -158,6 +179,14 @@ def main():
     parser.add_argument("--rate-mbit", type=float, default=400)
     parser.add_argument("--mtu", type=int, default=9000, help="the testbed's MTU")
     parser.add_argument("--gray-loss", type=float, default=0.01)
+    parser.add_argument("--long-link-rtt-ms", type=float,
+                        help="two sites of hosts/2 hosts joined by a long link of this round "
+                             "trip, which loses packets instead of a gray spine")
+    parser.add_argument("--long-link-random-loss", type=float, default=0.0)
+    parser.add_argument("--long-link-burst-loss", type=float, default=0.01,
+                        help="the long link's long-run loss in bursts")
+    parser.add_argument("--long-link-burst-length", type=float, default=4,
+                        help="the long link's mean loss burst, in frames")
     parser.add_argument("--no-background", dest="background", action="store_false")
     parser.add_argument("--prefix", default="dlcpfm")
     parser.add_argument("--dlcp", default=os.path.join(REPO, "build", "tools", "dlcp"))
@@ -178,8 +207,7 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # tear down on kill as on Ctrl-C
     if to_run and os.geteuid() != 0:
         parser.error("the testbed needs root (network namespaces, tc, nftables)")
-    if to_run:
-        testbed_up(args)
+    holder = testbed_up(args) if to_run else None
     try:
         port = 29600
         for name, mode, seed in names:
@@ -203,7 +231,7 @@ def main():
                   f"{run['min_epoch_delivered_fraction']:.4f}", flush=True)
     finally:
         if to_run:
-            testbed_down(args)
+            testbed_down(args, holder)
 
     summary = summarize_modes(runs, modes)
     for mode, entry in summary.items():

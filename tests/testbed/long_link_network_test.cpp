@@ -3,7 +3,11 @@
 // asked share, measured by a UDP probe at the scenario's packet rate beside a flood and by ping.
 // Skipped (with the reason) where the testbed cannot be built.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <sstream>
 
 #include "long_link_accuracy.hpp"
@@ -47,6 +51,50 @@ TEST_F(LongLinkNetwork, TwoSitesComeUpJoinedAndGoDownWithoutLeftovers) {
 TEST_F(LongLinkNetwork, RefusesToOutliveItsProcess) {
   options_.long_link.one_way_ms = 1;
   EXPECT_THROW(Testbed(runner_, options_, Persistence::kUntilRemoved), std::runtime_error);
+  EXPECT_TRUE(namespaces().empty());
+}
+
+// `dlcp testbed up --sites 2` holds the network while it runs (the long link is its thread) and
+// tears it down on SIGTERM.
+TEST_F(LongLinkNetwork, UpCommandHoldsTwoSitesUntilTerminated) {
+  int out[2];
+  ASSERT_EQ(::pipe(out), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::close(out[0]);
+    ::execl(DLCP_CLI_PATH, DLCP_CLI_PATH, "testbed", "up", "--sites", "2", "--hosts", "4",
+            "--spines", "1", "--gray-spine", "-1", "--prefix", options_.prefix.c_str(),
+            "--one-way-ms", "5", nullptr);
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  FILE* lines = ::fdopen(out[0], "r");
+  std::string first;
+  char buffer[1024];
+  while (first.rfind("testbed up:", 0) != 0 && std::fgets(buffer, sizeof buffer, lines)) {
+    first = buffer;
+  }
+  ASSERT_EQ(first.rfind("testbed up:", 0), 0u) << "no 'testbed up' line: " << first;
+  auto expected = all_namespaces(options_);
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(namespaces(), expected);
+  // The far site answers through the link, two 5 ms delays away (after a first exchange: the
+  // first frames across a new testbed are slow or lost, see docs/testbed.md).
+  runner_.run({"ip", "netns", "exec", host_namespace(options_, 0), "ping", "-q", "-n", "-c", "3",
+               "-i", "0.2", host_address(3)});
+  const std::string ping =
+      run_checked(runner_, {"ip", "netns", "exec", host_namespace(options_, 0), "ping", "-q", "-n",
+                            "-c", "10", "-i", "0.05", host_address(3)});
+  const auto summary = parse_ping_summary(ping);
+  EXPECT_GE(summary.received, 9) << ping;
+  EXPECT_NEAR(summary.min_ms, 10, 1) << ping;
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  std::fclose(lines);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   EXPECT_TRUE(namespaces().empty());
 }
 

@@ -1,6 +1,7 @@
 // Two sites' names and options, the ping summary and the delay summary, on fixed inputs.
 #include <gtest/gtest.h>
 
+#include "command.hpp"
 #include "dlcp/error.hpp"
 #include "long_link_accuracy.hpp"
 #include "topology.hpp"
@@ -17,6 +18,19 @@ std::string refusal(const TestbedOptions& options) {
     return e.what();
   }
   return "accepted";
+}
+
+// A long-link flag without two sites would be ignored: `testbed up` refuses it before building
+// anything (so this needs no root).
+TEST(LongLinkOptions, TestbedUpRefusesLinkFlagsWithoutTwoSites) {
+  SystemCommands runner;
+  const auto result =
+      runner.run({DLCP_CLI_PATH, "testbed", "up", "--prefix", "dlcptnone", "--burst-loss", "0.01"});
+  EXPECT_EQ(result.status, 1) << result.output;
+  EXPECT_NE(result.output.find("--burst-loss describes the long link: add --sites 2"),
+            std::string::npos)
+      << result.output;
+  EXPECT_TRUE(prefixed_namespaces(runner, "dlcptnone").empty());
 }
 
 TEST(LongLinkOptions, NamesTheFieldAtFault) {
