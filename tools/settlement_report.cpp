@@ -46,6 +46,9 @@ nlohmann::json settlement_counters(const TransportCounters& before,
   out["duplicates"] = reject_count(after, wire::RejectReason::kDuplicate) -
                       reject_count(before, wire::RejectReason::kDuplicate);
   out["packets_rebuilt"] = after.packets_rebuilt - before.packets_rebuilt;
+  // The control connections' TCP resends: whether the control channel waits on its own losses.
+  out["control_retransmits"] = after.control_retransmits - before.control_retransmits;
+  out["control_rto_max_us"] = after.control_rto_max_us;
   std::array<std::uint64_t, 8> by_rounds{};
   for (std::size_t r = 0; r < by_rounds.size(); ++r) {
     by_rounds[r] = after.settled_by_rounds[r] - before.settled_by_rounds[r];
@@ -82,6 +85,8 @@ nlohmann::json summarize_settlement(const std::vector<nlohmann::json>& ranks) {
   std::uint64_t retransmitted = 0;
   std::uint64_t duplicates = 0;
   std::uint64_t rebuilt = 0;
+  std::uint64_t control_retransmits = 0;
+  std::uint64_t control_rto_max_us = 0;
   std::array<std::uint64_t, 8> by_rounds{};
   DurationHistogram first_round;
   DurationHistogram recovery;
@@ -94,6 +99,9 @@ nlohmann::json summarize_settlement(const std::vector<nlohmann::json>& ranks) {
     retransmitted += rank.value("datagrams_retransmitted", std::uint64_t{0});
     duplicates += rank.value("duplicates", std::uint64_t{0});
     rebuilt += rank.value("packets_rebuilt", std::uint64_t{0});
+    control_retransmits += rank.value("control_retransmits", std::uint64_t{0});
+    control_rto_max_us =
+        std::max(control_rto_max_us, rank.value("control_rto_max_us", std::uint64_t{0}));
     const auto rounds = rank.at("settled_by_rounds").get<std::array<std::uint64_t, 8>>();
     for (std::size_t r = 0; r < by_rounds.size(); ++r) by_rounds[r] += rounds[r];
     first_round.merge(histogram_from(rank.at("first_round_time")));
@@ -110,6 +118,8 @@ nlohmann::json summarize_settlement(const std::vector<nlohmann::json>& ranks) {
   s["datagrams_retransmitted"] = retransmitted;
   s["duplicates"] = duplicates;
   s["packets_rebuilt"] = rebuilt;
+  s["control_retransmits"] = control_retransmits;
+  s["control_rto_max_ms"] = static_cast<double>(control_rto_max_us) / 1e3;
   s["settled_by_rounds"] = by_rounds;
   s["no_recovery_fraction"] =
       settled > 0 ? static_cast<double>(by_rounds[0]) / static_cast<double>(settled) : 0.0;

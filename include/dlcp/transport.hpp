@@ -117,6 +117,10 @@ struct TransportCounters {
   // TransportOptions::control_rto_min as the kernel took it on the control connections (0: the
   // kernel's default, because it was asked for or the kernel lacks TCP_RTO_MIN_US).
   std::uint64_t control_rto_min_us = 0;
+  // The control connections now open, as the kernel sees them: TCP segments they resent (each a
+  // control frame delayed by at least a retransmission timeout), and the largest such timeout.
+  std::uint64_t control_retransmits = 0;
+  std::uint64_t control_rto_max_us = 0;
   double io_thread_cpu_seconds = 0;  // CPU time used by the transport's I/O thread so far
 
   // Receiver side, one count per message received: how it ended and where its time went (see

@@ -28,6 +28,8 @@ py::dict counters_dict(const TransportCounters& counters) {
   result["receive_rate_bytes_per_s"] = counters.receive_rate_bytes_per_s;
   result["io_thread_cpu_seconds"] = counters.io_thread_cpu_seconds;
   result["control_rto_min_us"] = counters.control_rto_min_us;
+  result["control_retransmits"] = counters.control_retransmits;
+  result["control_rto_max_us"] = counters.control_rto_max_us;
   result["settled_complete"] = counters.settled_complete;
   result["settled_within_budget"] = counters.settled_within_budget;
   result["settled_before_round_end"] = counters.settled_before_round_end;

@@ -1,5 +1,7 @@
 #include "transport/control_channel.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -56,6 +58,15 @@ bool ControlChannel::flush() {
     write_offset_ = 0;
   }
   return fd_.valid();
+}
+
+ControlTcpStats ControlChannel::tcp_stats() const {
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  if (!fd_.valid() || ::getsockopt(fd_.get(), IPPROTO_TCP, TCP_INFO, &info, &length) != 0) {
+    return {};
+  }
+  return {info.tcpi_total_retrans, info.tcpi_rto};
 }
 
 void ControlChannel::finish() {

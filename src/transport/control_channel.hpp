@@ -13,6 +13,12 @@
 
 namespace dlcp::transport {
 
+// The kernel's view of a control connection (TCP_INFO).
+struct ControlTcpStats {
+  std::uint64_t retransmits = 0;  // segments resent over the connection's life
+  std::uint64_t rto_us = 0;       // its retransmission timeout now: what one lost frame costs
+};
+
 class ControlChannel {
  public:
   // Bytes a peer may leave unread in our send queue before the channel fails: far more than the
@@ -47,6 +53,8 @@ class ControlChannel {
   ReadStatus read(std::vector<wire::ControlMessage>& out);
 
   const std::string& error() const { return error_; }
+  // Zeros for a closed channel or a socket that is not TCP.
+  ControlTcpStats tcp_stats() const;
   void close() { fd_.reset(); }
   // The end of an orderly exit, once the queue is flushed: sends FIN after the last frame and
   // discards what the peer sent meanwhile, so that closing does not reset the connection (a

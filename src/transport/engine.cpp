@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "common/net.hpp"
@@ -346,6 +347,11 @@ TransportCounters Engine::counters() const {
       }
     }
     snapshot.control_rto_min_us = control_rto_min_us_;
+    for (const ControlChannel& control : controls_) {
+      const ControlTcpStats tcp = control.tcp_stats();
+      snapshot.control_retransmits += tcp.retransmits;
+      snapshot.control_rto_max_us = std::max(snapshot.control_rto_max_us, tcp.rto_us);
+    }
     timespec cpu{};
     ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
     snapshot.io_thread_cpu_seconds =

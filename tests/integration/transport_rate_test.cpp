@@ -154,6 +154,17 @@ TEST(ReceiverShare, CountersSayWhatIsOffered) {
   EXPECT_EQ(world[1]->counters().receive_rate_bytes_per_s, test_options(1, 2, 0).rate.max_rate);
 }
 
+// The control connections' TCP state reaches the counters: every open connection has a
+// retransmission timeout, and healthy loopback resends nothing.
+TEST(ControlCounters, SayWhatTheKernelSeesOnTheControlConnections) {
+  auto world = make_world(3);
+  for (const auto& transport : world) {
+    const TransportCounters counters = transport->counters();
+    EXPECT_GT(counters.control_rto_max_us, 0u);
+    EXPECT_EQ(counters.control_retransmits, 0u);
+  }
+}
+
 TEST(ReceiverShare, AWildcardBindWhosePeersShareItsHostOffersMaxRate) {
   // Both ranks bind 0.0.0.0 and reach each other over loopback: a peer on this host takes in no
   // link's capacity, so the offer stays max_rate; and the transfer works.

@@ -41,17 +41,24 @@ TEST(SettlementReport, RanksAddUpAndPhasesAreWhatTheyAdded) {
   before.rejected_by_reason = {{"duplicate", 2}};
   after.rejected_by_reason = {{"stale_message", 9}, {"duplicate", 6}};
   after.packets_rebuilt = 3;
+  before.control_retransmits = 1;
+  after.control_retransmits = 4;
+  after.control_rto_max_us = 45'000;
 
   const nlohmann::json rank = settlement_counters(before, after);
   EXPECT_EQ(rank["settled_complete"], 3);
   EXPECT_EQ(rank["settled_by_rounds"][0], 2);
-  const nlohmann::json s = summarize_settlement({rank, rank});
+  nlohmann::json other = rank;
+  other["control_rto_max_us"] = 60'000;
+  const nlohmann::json s = summarize_settlement({rank, other});
   EXPECT_EQ(s["messages"], 10);  // (3 complete + 1 within budget + 1 deadline) x 2 ranks
   EXPECT_EQ(s["settled_within_budget"], 2);
   EXPECT_EQ(s["settled_by_group"], 2);
   EXPECT_EQ(s["datagrams_retransmitted"], 14);
   EXPECT_EQ(s["duplicates"], 8);
   EXPECT_EQ(s["packets_rebuilt"], 6);
+  EXPECT_EQ(s["control_retransmits"], 6);  // 3 per rank
+  EXPECT_DOUBLE_EQ(s["control_rto_max_ms"].get<double>(), 60.0);
   EXPECT_DOUBLE_EQ(s["no_recovery_fraction"].get<double>(), 0.5);  // 4 of 8 settled
   EXPECT_EQ(s["rounds_p50"], 0);
   EXPECT_EQ(s["rounds_p99"], 1);

@@ -141,5 +141,25 @@ TEST(ControlChannel, FramesUpToTheLimitArrive) {
   EXPECT_TRUE(std::holds_alternative<wire::RateFeedback>(messages.front()));
 }
 
+// What the counters report per control connection: the kernel's retransmission timeout (at least
+// its floor, so never zero on TCP) and no resends on a healthy loopback connection; zeros where
+// the kernel cannot say (not TCP, or closed).
+TEST(ControlChannel, TcpStatsComeFromTheKernel) {
+  auto pair = tcp_pair();
+  ControlChannel channel(std::move(pair.ours));
+  channel.send(feedback());
+  ASSERT_TRUE(channel.flush()) << channel.error();
+  const ControlTcpStats tcp = channel.tcp_stats();
+  EXPECT_GT(tcp.rto_us, 0u);
+  EXPECT_EQ(tcp.retransmits, 0u);
+
+  auto local = socket_pair();
+  const ControlTcpStats none = ControlChannel(std::move(local.ours)).tcp_stats();
+  EXPECT_EQ(none.rto_us, 0u);
+  EXPECT_EQ(none.retransmits, 0u);
+  channel.close();
+  EXPECT_EQ(channel.tcp_stats().rto_us, 0u);
+}
+
 }  // namespace
 }  // namespace dlcp::transport
