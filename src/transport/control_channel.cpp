@@ -72,8 +72,20 @@ ControlTcpStats ControlChannel::tcp_stats() const {
 void ControlChannel::finish() {
   if (!fd_.valid() || wants_write()) return;
   ::shutdown(fd_.get(), SHUT_WR);
+  finished_ = true;
   std::byte sink[4096];
   while (::recv(fd_.get(), sink, sizeof(sink), MSG_DONTWAIT) > 0) {
+  }
+}
+
+bool ControlChannel::peer_finished() {
+  if (!fd_.valid() || !finished_) return true;
+  std::byte sink[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd_.get(), sink, sizeof(sink), MSG_DONTWAIT);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
   }
 }
 

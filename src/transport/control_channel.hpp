@@ -60,9 +60,16 @@ class ControlChannel {
   // discards what the peer sent meanwhile, so that closing does not reset the connection (a
   // reset can make the peer lose those last frames, e.g. an Abort naming the cause).
   void finish();
+  // After finish(): whether the peer has closed its side (end of stream, or the connection is
+  // gone), discarding what it still sent. Closing before that, with its data unread, would reset
+  // the connection, and a reset discards what the peer has not yet received of ours: on a long
+  // lossy path possibly the Goodbye, so that the peer counts an orderly exit as a failure.
+  // True at once when this side did not finish (its queue was not flushed) or is closed.
+  bool peer_finished();
 
  private:
   Fd fd_;
+  bool finished_ = false;  // finish() sent our end of the stream
   std::vector<std::byte> read_buffer_;
   std::size_t read_length_ = 0;
   std::size_t needed_ = 0;  // bytes of the incomplete frame at the buffer start

@@ -1,6 +1,7 @@
 // The engine's lifecycle, commands, loop and the endpoint's outputs.
 #include "transport/engine.hpp"
 
+#include <poll.h>
 #include <time.h>
 
 #include <algorithm>
@@ -18,6 +19,10 @@ constexpr Duration kSendBackoff = std::chrono::microseconds(50);
 constexpr Duration kIdleWait = std::chrono::milliseconds(50);
 // While a control connection has bytes the kernel did not take yet, retry this often.
 constexpr Duration kControlRetry = std::chrono::milliseconds(1);
+// How long an exiting engine waits for its peers to close their sides of the control connections
+// after its Goodbye (ControlChannel::peer_finished): a round trip on any path dlcp runs on, and
+// only a peer that is stuck makes it wait that long.
+constexpr Duration kGoodbyeLinger = std::chrono::seconds(2);
 
 protocol::EndpointOptions endpoint_options(const TransportOptions& options) {
   protocol::EndpointOptions e;
@@ -97,11 +102,24 @@ Engine::~Engine() {
   stopping_.store(true);
   poller_.wake();
   if (io_thread_.joinable()) io_thread_.join();
+  linger_until_peers_finished(SteadyClock::now() + kGoodbyeLinger);
   // What is still open, and commands posted after the loop's last pass, fail with kAborted.
   for (auto& control : controls_) control.close();
   endpoint_.shut_down("transport shut down");
   run_commands();
   deliver_outputs();
+}
+
+void Engine::linger_until_peers_finished(TimePoint deadline) {
+  for (;;) {
+    std::vector<pollfd> waiting;
+    for (auto& control : controls_) {
+      if (!control.peer_finished()) waiting.push_back({control.fd(), POLLIN, 0});
+    }
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - SteadyClock::now());
+    if (waiting.empty() || left.count() <= 0) return;
+    ::poll(waiting.data(), waiting.size(), static_cast<int>(left.count()));
+  }
 }
 
 void Engine::post(std::function<void()> command) const {

@@ -70,6 +70,8 @@ class Engine final : public Transport {
  private:
   // Commands from user threads, run on the I/O thread.
   void post(std::function<void()> command) const;
+  // At exit, after the Goodbyes: waits until every peer closed its side or `deadline`.
+  void linger_until_peers_finished(TimePoint deadline);
   void run_commands();
   void loop();
   void on_ready(std::uint64_t tag, TimePoint now);

@@ -10,8 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -159,6 +161,35 @@ TEST(ControlChannel, TcpStatsComeFromTheKernel) {
   EXPECT_EQ(none.retransmits, 0u);
   channel.close();
   EXPECT_EQ(channel.tcp_stats().rto_us, 0u);
+}
+
+// The lingering close at exit: after finish(), the channel waits for the peer's end of the stream,
+// discarding what the peer still sends meanwhile (closing with it unread would reset the
+// connection and could discard our Goodbye); a channel that never finished waits for nothing.
+TEST(ControlChannel, PeerFinishedOnlyOnceThePeerClosesItsSide) {
+  auto pair = tcp_pair();
+  ControlChannel channel(std::move(pair.ours));
+  EXPECT_TRUE(channel.peer_finished()) << "nothing to wait for before finish()";
+  channel.send(feedback());
+  ASSERT_TRUE(channel.flush()) << channel.error();
+  channel.finish();
+  const char late[] = "rate feedback sent after our Goodbye";
+  ASSERT_EQ(::write(pair.theirs.get(), late, sizeof late), static_cast<ssize_t>(sizeof late));
+  EXPECT_FALSE(channel.peer_finished()) << "the peer has not closed yet";
+  // The peer reads our frame and our end of the stream, then closes its side.
+  std::vector<std::byte> received(4096);
+  ssize_t total = 0;
+  for (;;) {
+    const ssize_t n = ::recv(pair.theirs.get(), received.data(), received.size(), 0);
+    ASSERT_GE(n, 0) << std::strerror(errno);
+    if (n == 0) break;
+    total += n;
+  }
+  EXPECT_GT(total, 0);
+  pair.theirs.reset();
+  pollfd ready{channel.fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&ready, 1, 5000), 1);
+  EXPECT_TRUE(channel.peer_finished());
 }
 
 }  // namespace
