@@ -135,7 +135,9 @@ void LongLink::forward() {
       if (got <= 0) return;  // EAGAIN: drained
       const Nanos arrival = monotonic_now();
       const auto size = static_cast<std::size_t>(got);
-      const FrameDecision decision = models_[side].offer(arrival, size);
+      const bool lossless = options_.lossless_dscp >= 0 &&
+                            ipv4_dscp({scratch.data(), size}) == options_.lossless_dscp;
+      const FrameDecision decision = models_[side].offer(arrival, size, lossless);
       if (decision.fate != FrameFate::kForwarded) continue;
       Frame frame{arrival, decision.release, {}};
       if (!spare.empty()) {
@@ -240,6 +242,7 @@ LongLinkStats sum_long_links(const std::vector<LongLinkStats>& links) {
       to.link.dropped_burst += from.link.dropped_burst;
       to.link.dropped_queue += from.link.dropped_queue;
       to.link.bursts += from.link.bursts;
+      to.link.spared += from.link.spared;
       to.write_errors += from.write_errors;
       to.delay.frames += from.delay.frames;
       to.delay.sum_us += from.delay.sum_us;
@@ -265,6 +268,7 @@ LongLinkStats long_link_difference(const LongLinkStats& after, const LongLinkSta
     to.link.dropped_burst -= from.link.dropped_burst;
     to.link.dropped_queue -= from.link.dropped_queue;
     to.link.bursts -= from.link.bursts;
+    to.link.spared -= from.link.spared;
     to.write_errors -= from.write_errors;
     to.delay.frames -= from.delay.frames;
     to.delay.sum_us -= from.delay.sum_us;

@@ -38,7 +38,17 @@ double LongLinkModel::backlog_bytes(Nanos now) const {
   return static_cast<double>((busy_until_ - now).count()) * options_.rate_bps / 8e9;
 }
 
-FrameDecision LongLinkModel::offer(Nanos arrival, std::size_t bytes) {
+int ipv4_dscp(std::span<const unsigned char> frame) {
+  constexpr std::size_t kTypeOffset = 12;
+  std::size_t type_at = kTypeOffset;
+  auto type = [&](std::size_t at) { return frame[at] << 8 | frame[at + 1]; };
+  if (frame.size() >= type_at + 2 && type(type_at) == 0x8100) type_at += 4;  // one VLAN tag
+  // The IPv4 header's second byte: DSCP in its upper six bits.
+  if (frame.size() < type_at + 4 || type(type_at) != 0x0800) return -1;
+  return frame[type_at + 3] >> 2;
+}
+
+FrameDecision LongLinkModel::offer(Nanos arrival, std::size_t bytes, bool lossless) {
   ++counters_.frames_offered;
   if (backlog_bytes(arrival) + static_cast<double>(bytes) >
       static_cast<double>(options_.queue_bytes)) {
@@ -57,11 +67,12 @@ FrameDecision LongLinkModel::offer(Nanos arrival, std::size_t bytes) {
   in_burst_ =
       in_burst_ ? burst_draw >= burst_channel_.leave_bad : burst_draw < burst_channel_.enter_bad;
   if (in_burst_ && !was_in_burst) ++counters_.bursts;
-  if (in_burst_) {
+  if (lossless && (in_burst_ || random_draw < options_.random_loss)) {
+    ++counters_.spared;
+  } else if (in_burst_) {
     ++counters_.dropped_burst;
     return {FrameFate::kBurstLoss, Nanos(0)};
-  }
-  if (random_draw < options_.random_loss) {
+  } else if (random_draw < options_.random_loss) {
     ++counters_.dropped_random;
     return {FrameFate::kRandomLoss, Nanos(0)};
   }

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "testbed_options.hpp"
 
@@ -40,6 +41,9 @@ struct GilbertElliott {
 // The transition probabilities that give long-run `loss` in bursts of mean `mean_burst` frames.
 GilbertElliott gilbert_elliott(double loss, double mean_burst);
 
+// The DSCP of an Ethernet frame carrying IPv4 (with or without one VLAN tag), else -1.
+int ipv4_dscp(std::span<const unsigned char> frame);
+
 // Time to serialize `bytes` at `rate_bps`, rounded to the nearest nanosecond.
 Nanos serialization_time(std::size_t bytes, double rate_bps);
 
@@ -63,15 +67,17 @@ struct LinkCounters {
   std::uint64_t dropped_burst = 0;
   std::uint64_t dropped_queue = 0;
   std::uint64_t bursts = 0;  // times the burst channel entered its bad state
+  std::uint64_t spared = 0;  // lossless frames the wire would have lost (not in the drops above)
 };
 
 class LongLinkModel {
  public:
   LongLinkModel(const LongLinkOptions& options, std::uint64_t seed);
 
-  // Decides the fate of a frame of `bytes` arriving at `arrival`. Arrivals must not go back in
-  // time.
-  FrameDecision offer(Nanos arrival, std::size_t bytes);
+  // Decides the fate of a frame of `bytes` arriving at `arrival`; a `lossless` one is not lost on
+  // the wire (LongLinkOptions::lossless_dscp), though the queue may drop it. Arrivals must not go
+  // back in time.
+  FrameDecision offer(Nanos arrival, std::size_t bytes, bool lossless = false);
 
   // Bytes waiting to be serialized (including the rest of the frame on the wire) at `now`.
   double backlog_bytes(Nanos now) const;

@@ -41,6 +41,10 @@ void validate_long_link(const LongLinkOptions& link, const switchconf::PortOptio
                        " bytes) and be at most 1 GiB",
                    link.queue_bytes);
   }
+  if (link.lossless_dscp < -1 || link.lossless_dscp > 63) {
+    invalid_option("LongLinkOptions.lossless_dscp", "must be -1 (none) or a DSCP 0..63",
+                   link.lossless_dscp);
+  }
   if (!(link.spin_us >= 0 && link.spin_us <= 1000)) {
     invalid_option("LongLinkOptions.spin_us", "must be within [0, 1000]", link.spin_us);
   }

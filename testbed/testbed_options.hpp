@@ -56,6 +56,10 @@ struct LongLinkOptions {
   // precedence act, as at a provider-facing router with QoS, rather than in the delay line's
   // FIFO, which tail-drops whatever arrives. Off: the FIFO is the bottleneck's only queue.
   bool priority_port = true;
+  // Frames of this DSCP (IPv4) are never lost on the wire, at random or in bursts (the queue still
+  // tail-drops them); -1: none. A measurement knob: with dlcp's control DSCP (63 by default) it
+  // shows what the control connections' own losses cost.
+  int lossless_dscp = -1;
   std::uint64_t seed = 1;
 };
 

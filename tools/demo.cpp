@@ -75,11 +75,13 @@ nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, doubl
         both.dropped_random += direction.link.dropped_random;
         both.dropped_burst += direction.link.dropped_burst;
         both.dropped_queue += direction.link.dropped_queue;
+        both.spared += direction.link.spared;
       }
       result["long_link"] = {{"frames", both.frames_offered},
                              {"dropped_random", both.dropped_random},
                              {"dropped_burst", both.dropped_burst},
-                             {"dropped_queue", both.dropped_queue}};
+                             {"dropped_queue", both.dropped_queue},
+                             {"spared", both.spared}};
     }
   }
   std::cerr << " iteration p50 " << format_ms(result["iter_p50_ms"].get<double>()) << ", p99 "
@@ -135,6 +137,9 @@ std::vector<SystemChoice> check_demo_options(const DemoOptions& o) {
     // Half of it each way; the delay line's own limits (testbed options) apply beyond that.
     if (!(rtt > 0 && rtt <= 2000)) invalid("--long-link-rtt-ms must lie in (0, 2000]");
   }
+  if (o.long_link_lossless_control && o.long_link_rtts_ms.empty()) {
+    invalid("--long-link-lossless-control needs --long-link-rtt-ms");
+  }
   if (!o.long_link_rtts_ms.empty() && !any_dlcp) {
     invalid("--long-link-rtt-ms needs a dlcp system in --systems");
   }
@@ -178,6 +183,9 @@ nlohmann::json run_long_link(const DemoOptions& o, const std::vector<SystemChoic
       network_options.long_link.random_loss = pattern.random;
       network_options.long_link.burst_loss = pattern.burst;
       network_options.long_link.burst_length = o.long_link_burst_length;
+      if (o.long_link_lossless_control) {
+        network_options.long_link.lossless_dscp = DscpTable::defaults().control_dscp;
+      }
       std::ostringstream what;
       what << "Long link: round trip " << rtt << " ms, ";
       if (pattern.random > 0) {
@@ -249,6 +257,7 @@ nlohmann::json run_demo(const DemoOptions& o) {
                          {"loss_budget", o.loss_budget},
                          {"parity_members", o.parity_members},
                          {"long_link_burst_length", o.long_link_burst_length},
+                         {"long_link_lossless_control", o.long_link_lossless_control},
                          {"iterations", o.iters},
                          {"repeat", o.repeat}};
     print_demo_table(std::cout, summary);

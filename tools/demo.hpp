@@ -54,7 +54,10 @@ struct DemoOptions {
   double long_link_random_loss = 0.005;
   double long_link_burst_loss = 0.01;
   double long_link_burst_length = 4;  // frames
-  bool loopback = false;              // skip the testbed even with root
+  // The long link spares dlcp's control frames its losses (LongLinkOptions::lossless_dscp): what
+  // the control connections' own losses cost.
+  bool long_link_lossless_control = false;
+  bool loopback = false;  // skip the testbed even with root
   std::string out_dir = "demo-results";
 };
 

@@ -81,6 +81,10 @@ SubcommandRunner add_demo_command(CLI::App& app) {
       ->add_option("--long-link-burst-length", state->demo.long_link_burst_length,
                    "Long link: mean length of a loss burst, in frames")
       ->check(CLI::Range(1.0, 1000.0));
+  demo_command->add_flag(
+      "--long-link-lossless-control", state->demo.long_link_lossless_control,
+      "Long link: never lose dlcp's control frames (their DSCP), to measure what the control "
+      "connections' own losses cost");
   demo_command
       ->add_option("--control-rto-min-us", state->demo.control_rto_min_us,
                    "dlcp control connections' least TCP retransmission timeout (0 = the "

@@ -120,6 +120,51 @@ TEST(LongLinkModel, RandomLossHasTheAskedRate) {
   EXPECT_EQ(c.forwarded_frames + c.dropped_random, static_cast<std::uint64_t>(kFrames));
 }
 
+// Lossless frames (LongLinkOptions::lossless_dscp) cross a lossy wire whole, and the draws stay
+// the same: the other frames lose exactly what they lose with no lossless frame among them.
+TEST(LongLinkModel, LosslessFramesAreSparedWithoutChangingTheOthersDraws) {
+  LongLinkOptions options = lossless(1, 1e9);
+  options.random_loss = 0.1;
+  options.burst_loss = 0.1;
+  LongLinkModel spared(options, 5);
+  LongLinkModel plain(options, 5);
+  std::uint64_t other_drops = 0;
+  for (int i = 0; i < 100'000; ++i) {
+    const bool is_lossless = i % 3 == 0;
+    const FrameDecision a = spared.offer(microseconds(10 * i), 100, is_lossless);
+    const FrameDecision b = plain.offer(microseconds(10 * i), 100);
+    if (is_lossless) {
+      EXPECT_EQ(a.fate, FrameFate::kForwarded);
+    } else {
+      EXPECT_EQ(a.fate, b.fate) << "frame " << i;
+      other_drops += a.fate != FrameFate::kForwarded;
+    }
+  }
+  const auto& c = spared.counters();
+  EXPECT_EQ(c.dropped_random + c.dropped_burst, other_drops);
+  const auto& p = plain.counters();
+  EXPECT_EQ(c.spared, p.dropped_random + p.dropped_burst - other_drops);
+  EXPECT_GT(c.spared, 5'000u);  // about a fifth of the third that is lossless
+}
+
+TEST(LongLinkModel, Ipv4DscpIsReadFromTheFrame) {
+  std::vector<unsigned char> frame(60, 0);
+  frame[12] = 0x08;  // IPv4
+  frame[14] = 0x45;
+  frame[15] = 63 << 2 | 0b01;  // DSCP 63, ECN ECT(1)
+  EXPECT_EQ(ipv4_dscp(frame), 63);
+  EXPECT_EQ(ipv4_dscp(std::span<const unsigned char>(frame.data(), 15)), -1);  // no TOS byte
+  std::vector<unsigned char> tagged(64, 0);
+  tagged[12] = 0x81;  // 802.1Q, then IPv4
+  tagged[16] = 0x08;
+  tagged[18] = 0x45;
+  tagged[19] = 10 << 2;
+  EXPECT_EQ(ipv4_dscp(tagged), 10);
+  frame[12] = 0x86;  // IPv6
+  frame[13] = 0xdd;
+  EXPECT_EQ(ipv4_dscp(frame), -1);
+}
+
 TEST(LongLinkModel, GilbertElliottParametersGiveTheLossAndBurstLength) {
   const GilbertElliott channel = gilbert_elliott(0.01, 4);
   EXPECT_DOUBLE_EQ(channel.leave_bad, 0.25);

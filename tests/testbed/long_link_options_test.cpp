@@ -55,6 +55,10 @@ TEST(LongLinkOptions, NamesTheFieldAtFault) {
   options.long_link.random_loss = 0.6;
   EXPECT_EQ(refusal(options), "LongLinkOptions.random_loss must be within [0, 0.5], got 0.6");
   options = TestbedOptions{};
+  options.long_link.lossless_dscp = 64;
+  EXPECT_EQ(refusal(options),
+            "LongLinkOptions.lossless_dscp must be -1 (none) or a DSCP 0..63, got 64");
+  options = TestbedOptions{};
   options.long_link.one_way_ms = -1;
   EXPECT_EQ(refusal(options), "LongLinkOptions.one_way_ms must be within [0, 1000], got -1");
   options = TestbedOptions{};
