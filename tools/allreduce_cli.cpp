@@ -11,7 +11,7 @@ namespace {
 
 void add_allreduce_options(CLI::App* command, AllreduceBenchOptions& o) {
   command->add_option("--algo", o.algo, "Implementation")
-      ->check(CLI::IsMember({"ring", "tar", "ps", "gloo", "mpi"}));
+      ->check(CLI::IsMember({"ring", "tar", "ps", "gloo", "mpi", "mpi-shm"}));
   command
       ->add_option("--collective", o.collective,
                    "What to run: allreduce, or dlcp's reduce_scatter (the transpose all-reduce's "
@@ -64,7 +64,7 @@ SubcommandRunner add_allreduce_commands(CLI::App& app) {
   auto* allreduce = app.add_subcommand(
       "allreduce",
       "All-reduce across local rank processes: dlcp ring / transpose / parameter server, Gloo or "
-      "Open MPI over TCP, on the same buffers");
+      "Open MPI over TCP (mpi) or over its shared memory (mpi-shm), on the same buffers");
   add_allreduce_options(allreduce, state->options);
   allreduce->add_flag("--json", state->json, "End with the summary as one JSON line");
   // One rank of `allreduce`; started by it, hidden from --help.

@@ -85,10 +85,19 @@ std::vector<std::string> mpi_tcp_only_arguments(const std::string& interfaces) {
           "--mca", "coll", "^sm,han"};
 }
 
+std::vector<std::string> mpi_shared_memory_arguments() {
+  return {"--mca", "pml", "ob1", "--mca", "btl", "vader,self"};
+}
+
 std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string>& pass_env,
-                                        const MpiHosts* hosts) {
+                                        const MpiHosts* hosts, MpiFabric fabric) {
   if (ranks < 1) {
     throw Error(ErrorCode::kInvalidArgument, -1, "mpirun: " + std::to_string(ranks) + " ranks");
+  }
+  if (hosts != nullptr && fabric == MpiFabric::kSharedMemory) {
+    throw Error(ErrorCode::kInvalidArgument, -1,
+                "mpirun: shared memory joins ranks of one host only, not " +
+                    std::to_string(hosts->addresses.size()) + " hosts");
   }
   std::vector<std::string> command{DLCP_MPIEXEC, "-np", std::to_string(ranks),
                                    // Harmless when not root; required when root (containers).
@@ -97,7 +106,9 @@ std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string
                                    "--oversubscribe",
                                    // Pinned ranks on 2 cores would fight over one core each.
                                    "--bind-to", "none"};
-  for (auto& argument : mpi_tcp_only_arguments(hosts ? hosts->interfaces : "lo")) {
+  for (auto& argument : fabric == MpiFabric::kSharedMemory
+                            ? mpi_shared_memory_arguments()
+                            : mpi_tcp_only_arguments(hosts ? hosts->interfaces : "lo")) {
     command.push_back(std::move(argument));
   }
   if (hosts != nullptr) {

@@ -1,4 +1,5 @@
-// Baseline: Open MPI's MPI_Allreduce forced onto its TCP transport, for `dlcp bench allreduce`.
+// Baseline: Open MPI's MPI_Allreduce, forced onto its TCP transport or through shared memory on
+// one host, for `dlcp bench allreduce`.
 //
 //   $ mpirun <mpirun_command(2, {})...> dlcp bench allreduce ...
 //   dlcp::tools::MpiSession mpi(&argc, &argv);
@@ -41,22 +42,33 @@ class MpiSession {
   int size_ = 1;
 };
 
+// How Open MPI's ranks reach each other: forced onto TCP (the fair baseline across hosts, and on
+// one host the same sockets dlcp uses), or through its shared-memory transport, as Open MPI runs
+// by default when ranks share a host (one host only).
+enum class MpiFabric { kTcp, kSharedMemory };
+
 // The MCA settings that keep Open MPI off shared memory (vader/sm), UCX and other fabrics: the ob1
 // point-to-point layer over the tcp btl on loopback, and no shared-memory collectives.
 std::vector<std::string> mpi_tcp_only_arguments(const std::string& interfaces = "lo");
 
-// The mpirun command prefix that starts `ranks` local processes with Open MPI forced onto TCP
-// (see mpi_tcp_only_arguments), allowed to run as root, oversubscribed when ranks outnumber cores,
-// unbound, and passing the named environment variables through with -x. Append the program and
-// its arguments.
-// Ranks on other hosts: one per address, started there by `rsh_agent` (called as
-// `agent ADDRESS COMMAND`, e.g. a script that enters the testbed host's network namespace).
+// The MCA settings for ranks on one host: the ob1 point-to-point layer over vader (Open MPI's
+// shared-memory btl, single-copy where the kernel allows) and self; the default collectives.
+std::vector<std::string> mpi_shared_memory_arguments();
+
+// The mpirun command prefix that starts `ranks` local processes with Open MPI on `fabric` (forced
+// onto TCP by default, see mpi_tcp_only_arguments), allowed to run as root, oversubscribed when
+// ranks outnumber cores, unbound, and passing the named environment variables through with -x.
+// Append the program and its arguments. Ranks on other hosts: one per address, started there by
+// `rsh_agent` (called as `agent ADDRESS COMMAND`, e.g. a script that enters the testbed host's
+// network namespace).
 struct MpiHosts {
   std::vector<std::string> addresses;
   std::string rsh_agent;
   std::string interfaces;  // btl/oob interfaces or subnets, e.g. "10.0.0.0/24"
 };
+// Shared memory spans one host: with `hosts` it throws dlcp::Error (kInvalidArgument).
 std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string>& pass_env,
-                                        const MpiHosts* hosts = nullptr);
+                                        const MpiHosts* hosts = nullptr,
+                                        MpiFabric fabric = MpiFabric::kTcp);
 
 }  // namespace dlcp::tools

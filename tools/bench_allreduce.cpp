@@ -22,6 +22,10 @@ bool is_dlcp(const std::string& algo) {
   return algo == "ring" || algo == "tar" || algo == "ps";
 }
 
+bool is_mpi(const std::string& algo) {
+  return algo == "mpi" || algo == "mpi-shm";
+}
+
 bool is_reduce_scatter(const AllreduceBenchOptions& o) {
   return o.collective == "reduce_scatter";
 }
@@ -30,8 +34,8 @@ void check_options(const AllreduceBenchOptions& o) {
   const auto invalid = [](const std::string& what) {
     throw Error(ErrorCode::kInvalidArgument, -1, what);
   };
-  if (!is_dlcp(o.algo) && o.algo != "gloo" && o.algo != "mpi") {
-    invalid("--algo must be ring, tar, ps, gloo or mpi, got '" + o.algo + "'");
+  if (!is_dlcp(o.algo) && o.algo != "gloo" && !is_mpi(o.algo)) {
+    invalid("--algo must be ring, tar, ps, gloo, mpi or mpi-shm, got '" + o.algo + "'");
   }
   if (o.ranks < 1 || o.ranks > 64) invalid("--ranks must be 1..64");
   if (o.collective != "allreduce" && !is_reduce_scatter(o)) {
@@ -197,8 +201,9 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
   const std::string exe = bench_executable();
   std::vector<std::string> rank_argv = {exe, "allreduce-rank"};
   for (auto& flag : allreduce_bench_flags(o)) rank_argv.push_back(flag);
-  if (o.algo == "mpi") {
-    auto argv = mpirun_command(o.ranks, {"DLCP_BENCH_STORE"});
+  if (is_mpi(o.algo)) {
+    auto argv = mpirun_command(o.ranks, {"DLCP_BENCH_STORE"}, nullptr,
+                               o.algo == "mpi-shm" ? MpiFabric::kSharedMemory : MpiFabric::kTcp);
     argv.insert(argv.end(), rank_argv.begin(), rank_argv.end());
     children.start(argv, {{"DLCP_BENCH_STORE", store_address}}, "mpirun");
   } else {

@@ -126,7 +126,7 @@ int run_allreduce_bench_rank(const AllreduceBenchOptions& o, int* argc, char*** 
   std::vector<float> values(bench_input_floats(o));
   const auto [store_host, store_port] = store_address();
 
-  if (o.algo == "mpi") {
+  if (o.algo == "mpi" || o.algo == "mpi-shm") {
     MpiSession mpi(argc, argv);
     TcpStore store(store_host, store_port);
     const Hooks hooks{[&](std::span<float> v) {
@@ -135,8 +135,8 @@ int run_allreduce_bench_rank(const AllreduceBenchOptions& o, int* argc, char*** 
                       },
                       [&] { mpi.barrier(); }};
     const auto report = measure(o, mpi.rank(), mpi.size(), values, hooks);
-    store.set("bench/result/mpi/" + std::to_string(mpi.rank()), report.dump());
-    if (mpi.rank() == 0) store.set("bench/variants", nlohmann::json::array({"mpi"}).dump());
+    store.set("bench/result/" + o.algo + "/" + std::to_string(mpi.rank()), report.dump());
+    if (mpi.rank() == 0) store.set("bench/variants", nlohmann::json::array({o.algo}).dump());
     mpi.barrier();
     return 0;
   }

@@ -15,8 +15,9 @@ void check_wire_supported(const std::string& system, WireDtype wire) {
   if (system == "gloo" && wire == WireDtype::kBfloat16) {
     invalid("gloo has no bfloat16: its 16-bit baseline is fp16 (PyTorch DDP's fp16_compress_hook)");
   }
-  if (system == "mpi" && wire != WireDtype::kFloat32) {
-    invalid(std::string("the mpi baseline sends float32 only (it has no 16-bit variant), not ") +
+  if ((system == "mpi" || system == "mpi-shm") && wire != WireDtype::kFloat32) {
+    invalid("the " + system +
+            std::string(" baseline sends float32 only (it has no 16-bit variant), not ") +
             to_string(wire));
   }
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "baseline_mpi.hpp"
+#include "dlcp/error.hpp"
 
 #ifndef DLCP_MPI_PROBE_PATH
 #error "DLCP_MPI_PROBE_PATH must name the mpi_allreduce_probe executable"
@@ -103,6 +104,26 @@ TEST(MpiBaseline, RanksTalkOverTcpNotSharedMemory) {
   EXPECT_NE(finished.output.find("Using tcp btl"), std::string::npos) << finished.output;
   EXPECT_EQ(finished.output.find("Using vader btl"), std::string::npos) << finished.output;
   EXPECT_EQ(finished.output.find("Using sm btl"), std::string::npos) << finished.output;
+}
+
+// The shared-memory baseline (`dlcp bench allreduce --algo mpi-shm`): vader carries the
+// messages, and the sums are as exact as over TCP.
+TEST(MpiBaseline, SharedMemoryRanksSumExactlyOverVader) {
+  auto command = tools::mpirun_command(3, {}, nullptr, tools::MpiFabric::kSharedMemory);
+  for (const char* word : {"--mca", "btl_base_verbose", "100", DLCP_MPI_PROBE_PATH}) {
+    command.push_back(word);
+  }
+  const auto finished = run_command(command);
+  ASSERT_EQ(finished.exit_status, 0) << finished.output;
+  EXPECT_NE(finished.output.find("size 3 length 1048579 exact"), std::string::npos)
+      << finished.output;
+  EXPECT_NE(finished.output.find("Using vader btl"), std::string::npos) << finished.output;
+  EXPECT_EQ(finished.output.find("Using tcp btl"), std::string::npos) << finished.output;
+}
+
+TEST(MpiBaseline, SharedMemorySpansOneHostOnly) {
+  const tools::MpiHosts hosts{{"10.0.0.1", "10.0.0.2"}, "agent", "10.0.0.0/24"};
+  EXPECT_THROW(tools::mpirun_command(2, {}, &hosts, tools::MpiFabric::kSharedMemory), dlcp::Error);
 }
 
 TEST(MpiBaseline, TestProcessIsNotUnderMpirun) {
