@@ -97,6 +97,12 @@ struct TransportCounters {
   std::uint64_t parity_received = 0;
   std::uint64_t packets_rebuilt = 0;
   std::uint64_t bytes_retransmitted = 0;
+  // TransportOptions::local_path: messages settled through shared memory with peers on this host
+  // (in none of the datagram counts), and their payload bytes in the wire dtype.
+  std::uint64_t local_messages_sent = 0;
+  std::uint64_t local_messages_received = 0;
+  std::uint64_t local_bytes_sent = 0;
+  std::uint64_t local_bytes_received = 0;
   std::uint64_t injected_drops = 0;
   std::uint64_t injected_marks = 0;   // LossInjectionOptions::class_mark_rate
   std::uint64_t backlog_packets = 0;  // early packets held for receives not yet posted
