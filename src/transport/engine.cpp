@@ -103,6 +103,8 @@ Engine::~Engine() {
     auto done = std::make_shared<std::promise<void>>();
     auto said = done->get_future();
     post([this, done] {
+      // Records still queued for the rings (a last Settled) go before the Goodbye.
+      local_.pump(SteadyClock::now());
       endpoint_.say_goodbye();
       deliver_outputs();
       for (auto& control : controls_) {
@@ -256,8 +258,13 @@ void Engine::deliver_outputs() {
     }
     // The control connection tells of a local peer's death as of any other.
     if (local_.linked(lost.peer)) poller_.unwatch(local_.wake_fd(lost.peer));
-    local_.fail_peer(lost.peer, lost.error);
-    awaiting_local_[static_cast<std::size_t>(lost.peer)].reset();
+    local_.fail_peer(lost.peer, lost.error, SteadyClock::now());
+    if (auto& awaiting = awaiting_local_[static_cast<std::size_t>(lost.peer)]) {
+      // Lost before its local link completed: connect() says why instead of timing out.
+      awaiting.reset();
+      readiness_.ready[static_cast<std::size_t>(lost.peer)].set_exception(
+          std::make_exception_ptr(lost.error));
+    }
     if (!lost.job_failure) continue;
     bool first = false;
     {
@@ -387,6 +394,9 @@ void Engine::loop() {
       if (stopping_.load()) break;  // shutting down: see ~Engine
       send_step(now);
       local_.pump(now);
+      for (const Error& broken : local_.take_broken_peers()) {
+        endpoint_.on_peer_lost(broken.peer(), broken.what(), ErrorCode::kProtocol, now);
+      }
       if (const auto local = local_.next_timeout(); local && now >= *local) local_.on_timeout(now);
       check_controls(now);
       acceptor_->expire(now);

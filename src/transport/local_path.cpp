@@ -134,8 +134,9 @@ void LocalPath::pump(TimePoint now) {
       read_records(p, now);
       write_records(p);
     } catch (const RingCorrupt& e) {
-      fail_peer(p.rank, Error(ErrorCode::kProtocol, p.rank,
-                              p.description + " corrupted the local path: " + e.what()));
+      const std::string why = std::string("corrupted the local path: ") + e.what();
+      fail_peer(p.rank, Error(ErrorCode::kProtocol, p.rank, p.description + " " + why), now);
+      broken_.push_back(Error(ErrorCode::kProtocol, p.rank, why));
       continue;
     }
     if (p.in.take_released()) p.wake_peer = true;
@@ -191,9 +192,16 @@ void LocalPath::fail_all(Peer& p, ErrorCode code, const std::string& why) {
   for (const auto id : receives) fail_incoming(p, id, code, why);
 }
 
-void LocalPath::fail_peer(int rank, const Error& error) {
+void LocalPath::fail_peer(int rank, const Error& error, TimePoint now) {
   Peer& p = peer(rank);
   if (p.failure) return;
+  if (p.link) {
+    try {
+      read_records(p, now);
+    } catch (const RingCorrupt&) {
+      // It fails anyway, with the cause the caller names.
+    }
+  }
   p.failure = error;
   fail_all(p, error.code(), error.what());
   // Unmapped and closed now: the peer's memory is freed as soon as it is gone too.

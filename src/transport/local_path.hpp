@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/time.hpp"
@@ -57,11 +58,17 @@ class LocalPath {
   void on_timeout(TimePoint now);
   std::optional<TimePoint> next_timeout() const { return timers_.next(); }
 
-  // Everything with `rank` fails with `error`; its segments and descriptors are let go.
-  void fail_peer(int rank, const Error& error);
+  // Everything with `rank` fails with `error`; its segments and descriptors are let go. What the
+  // peer wrote before it went is read first: its control connection (which told of its end)
+  // may overtake its last records, a Settled completing a send.
+  void fail_peer(int rank, const Error& error, TimePoint now);
   // Everything fails with kAborted and new requests are refused.
   void abort(const std::string& why);
   void shut_down(const std::string& why);
+
+  // Peers failed for breaking the path (a corrupt ring), each with why (not naming the peer):
+  // the driver fails them for good, as a peer that broke the protocol on its control connection.
+  std::vector<Error> take_broken_peers() { return std::exchange(broken_, {}); }
 
   void take_completions(std::vector<protocol::Completed>& out);
   bool has_completions() const { return !completions_.empty(); }
@@ -157,6 +164,7 @@ class LocalPath {
   std::vector<Peer> peers_;
   protocol::TimerQueue<Timer> timers_;
   std::vector<protocol::Completed> completions_;
+  std::vector<Error> broken_;
   std::uint64_t next_order_ = 0;
   std::string aborted_;
   std::string shut_down_;

@@ -165,6 +165,10 @@ struct CollectiveCase {
   int servers;
 };
 
+std::string algorithm_name(const testing::TestParamInfo<CollectiveCase>& param) {
+  return to_string(param.param.algorithm);
+}
+
 class LocalPathCollectives : public testing::TestWithParam<CollectiveCase> {};
 
 TEST_P(LocalPathCollectives, GiveTheUdpPathsResultsBitForBit) {
@@ -182,9 +186,7 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, LocalPathCollectives,
                          testing::Values(CollectiveCase{Algorithm::kRing, 4, 0},
                                          CollectiveCase{Algorithm::kTranspose, 3, 0},
                                          CollectiveCase{Algorithm::kParameterServer, 3, 1}),
-                         [](const testing::TestParamInfo<CollectiveCase>& info) {
-                           return std::string(to_string(info.param.algorithm));
-                         });
+                         algorithm_name);
 
 TEST(LocalPath, AJobMayMixLocalAndUdpPeers) {
   // Rank 2 opts out: its pairs go over UDP, the pair 0-1 through shared memory.

@@ -23,6 +23,7 @@ struct Pair {
   LocalPath b{2};  // rank 1
   std::vector<protocol::Completed> done_a;
   std::vector<protocol::Completed> done_b;
+  LocalSegment ring_to_a;  // a third view of what b writes for a
 
   Pair() {
     LocalLink to_b = new_local_link();
@@ -30,6 +31,7 @@ struct Pair {
     std::string problem;
     to_b.incoming = open_segment(dup_fd(to_a.outgoing.fd), kLocalRingBytes, problem);
     to_a.incoming = open_segment(dup_fd(to_b.outgoing.fd), kLocalRingBytes, problem);
+    ring_to_a = open_segment(dup_fd(to_a.outgoing.fd), kLocalRingBytes, problem);
     EXPECT_EQ(problem, "");
     to_b.peer_wake = dup_fd(to_a.wake);
     to_a.peer_wake = dup_fd(to_b.wake);
@@ -225,8 +227,8 @@ TEST(LocalPath, ALostPeerFailsEverythingWithItsErrorAndRefusesMore) {
   std::vector<float> got(10);
   pair.a.post_send(send_request(1, 1, values), 1000, kT0);
   pair.a.post_receive(receive_request(1, 2, got), kT0);
-  pair.a.fail_peer(1,
-                   Error(ErrorCode::kPeerLost, 1, "rank 1 (test) closed the control connection"));
+  pair.a.fail_peer(1, Error(ErrorCode::kPeerLost, 1, "rank 1 (test) closed the control connection"),
+                   kT0);
   pair.a.post_send(send_request(1, 3, values), 1000, kT0);
   pair.collect();
   ASSERT_EQ(pair.done_a.size(), 3u);
@@ -236,6 +238,47 @@ TEST(LocalPath, ALostPeerFailsEverythingWithItsErrorAndRefusesMore) {
     EXPECT_EQ(done.error->peer(), 1);
     EXPECT_NE(std::string(done.error->what()).find("rank 1 (test)"), std::string::npos);
   }
+  EXPECT_FALSE(pair.a.linked(1));
+}
+
+TEST(LocalPath, WhatALostPeerWroteBeforeItWentCountsFirst) {
+  // b settles a's message and leaves; its control connection's end reaches a before a read the
+  // Settled record, which must still complete the send.
+  Pair pair;
+  const auto values = ramp(10);
+  std::vector<float> got(10);
+  pair.a.post_send(send_request(1, 1, values), 1000, kT0);
+  pair.b.post_receive(receive_request(0, 1, got), kT0);
+  pair.a.pump(kT0);  // Announce
+  pair.b.pump(kT0);  // Ready
+  pair.a.pump(kT0);  // Data
+  pair.b.pump(kT0);  // Settled
+  pair.a.fail_peer(1, Error(ErrorCode::kPeerLost, 1, "rank 1 (test) left the job (shut down)"),
+                   kT0);
+  pair.collect();
+  ASSERT_EQ(pair.done_a.size(), 1u);
+  EXPECT_FALSE(pair.done_a[0].error.has_value()) << pair.done_a[0].error->what();
+  EXPECT_EQ(got, values);
+}
+
+TEST(LocalPath, ACorruptRingFailsThePeerAsBroken) {
+  Pair pair;
+  std::vector<float> got(10);
+  pair.a.post_receive(receive_request(1, 1, got), kT0);
+  // The write position beyond anything the ring can hold.
+  auto* header = reinterpret_cast<RingHeader*>(pair.ring_to_a.mapping.bytes().data());
+  header->head.store(kLocalRingBytes * 2);
+  pair.a.pump(kT0);
+  pair.collect();
+  ASSERT_EQ(pair.done_a.size(), 1u);
+  EXPECT_EQ(pair.done_a[0].error->code(), ErrorCode::kProtocol);
+  EXPECT_NE(
+      std::string(pair.done_a[0].error->what()).find("rank 1 (test) corrupted the local path"),
+      std::string::npos)
+      << pair.done_a[0].error->what();
+  const auto broken = pair.a.take_broken_peers();
+  ASSERT_EQ(broken.size(), 1u);
+  EXPECT_EQ(broken[0].peer(), 1);
   EXPECT_FALSE(pair.a.linked(1));
 }
 
