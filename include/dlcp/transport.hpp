@@ -1,4 +1,5 @@
-// The dlcp transport: bounded-loss, priority-aware messages of float32 values over UDP.
+// The dlcp transport: bounded-loss, priority-aware messages of float32 values over UDP, and
+// loss-free through shared memory between ranks of one host (TransportOptions::local_path).
 //
 //   dlcp::TransportOptions options;            // rank, world size, job token, paths, ...
 //   auto transport = dlcp::Transport::create(options);

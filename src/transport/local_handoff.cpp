@@ -151,7 +151,9 @@ void dial_local(int peer, int our_rank, const std::string& name, const JobKey& k
   if (!same_user(fd.get())) {
     throw Error(ErrorCode::kProtocol, peer, where + " belongs to another user");
   }
-  const timeval timeout{remaining_ms(deadline) / 1000, (remaining_ms(deadline) % 1000) * 1000};
+  // A zero timeout would mean none: at least a millisecond.
+  const int left_ms = std::max(remaining_ms(deadline), 1);
+  const timeval timeout{left_ms / 1000, (left_ms % 1000) * 1000};
   ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
 

@@ -57,6 +57,53 @@ std::set<std::string> local_sockets() {
   return names;
 }
 
+// A connection to the abstract local-path socket `name`, as any process of this user could make.
+Fd connect_local_socket(const std::string& name) {
+  Fd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path + 1, name.data(), name.size());
+  const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  EXPECT_EQ(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), length), 0) << name;
+  return fd;
+}
+
+// A local-path claim: rank, then a proof under `key` over the local transcript of `transcript`.
+std::array<std::byte, 34> claim_of(std::uint16_t rank, const transport::JobKey& key,
+                                   const std::vector<std::byte>& transcript) {
+  std::array<std::byte, 34> claim{};
+  std::memcpy(claim.data(), &rank, 2);
+  const auto proof =
+      key.proof(transport::HandshakeRole::kDialer, transport::local_transcript(transcript));
+  std::memcpy(claim.data() + 2, proof.data(), proof.size());
+  return claim;
+}
+
+// The answer on `fd` (bytes read, 0 once closed) and how many descriptors came with it (closed).
+ssize_t read_answer(int fd, std::size_t& descriptors, int flags = 0) {
+  std::array<std::byte, 64> answer{};
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 4)> control{};
+  iovec io{answer.data(), answer.size()};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control.data();
+  message.msg_controllen = control.size();
+  const ssize_t n = ::recvmsg(fd, &message, MSG_CMSG_CLOEXEC | flags);
+  descriptors = 0;
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
+       header = CMSG_NXTHDR(&message, header)) {
+    const std::size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int received = -1;
+      std::memcpy(&received, CMSG_DATA(header) + i * sizeof(int), sizeof(int));
+      ::close(received);
+    }
+    descriptors += count;
+  }
+  return n;
+}
+
 TEST(LocalPath, PointToPointGoesThroughSharedMemoryInBothOrders) {
   auto world = make_world(2, local_on);
   const auto values = make_values(1 << 20, 11);
@@ -279,34 +326,17 @@ TEST(LocalPath, AnotherJobCannotObtainTheSegments) {
   const transport::JobKey other_key(std::vector<std::uint8_t>(32, 0x33), 7);
   for (const auto& name : ours) {
     for (int attempt = 0; attempt < 3; ++attempt) {
-      Fd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-      sockaddr_un address{};
-      address.sun_family = AF_UNIX;
-      std::memcpy(address.sun_path + 1, name.data(), name.size());
-      const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-      ASSERT_EQ(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), length), 0);
+      Fd fd = connect_local_socket(name);
       // A claim for rank 1 (or 0) with a proof under another key, then garbage.
-      std::array<std::byte, 34> claim{};
-      const std::uint16_t rank = static_cast<std::uint16_t>(attempt % 2);
-      std::memcpy(claim.data(), &rank, 2);
-      const std::vector<std::byte> transcript(64, std::byte{1});
-      const auto proof = other_key.proof(transport::HandshakeRole::kDialer, transcript);
-      std::memcpy(claim.data() + 2, proof.data(), proof.size());
+      const auto claim = claim_of(static_cast<std::uint16_t>(attempt % 2), other_key,
+                                  std::vector<std::byte>(64, std::byte{1}));
       const std::size_t bytes = attempt == 2 ? 5 : claim.size();
       ASSERT_EQ(::send(fd.get(), claim.data(), bytes, MSG_NOSIGNAL), static_cast<ssize_t>(bytes));
       timeval timeout{5, 0};
       ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-      std::array<std::byte, 64> answer{};
-      alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 4)> control{};
-      iovec io{answer.data(), answer.size()};
-      msghdr message{};
-      message.msg_iov = &io;
-      message.msg_iovlen = 1;
-      message.msg_control = control.data();
-      message.msg_controllen = control.size();
-      const ssize_t n = ::recvmsg(fd.get(), &message, MSG_CMSG_CLOEXEC);
-      EXPECT_EQ(n, 0) << "the connection is closed without an answer";
-      EXPECT_EQ(message.msg_controllen, 0u) << "no descriptor was passed";
+      std::size_t descriptors = 0;
+      EXPECT_EQ(read_answer(fd.get(), descriptors), 0) << "closed without an answer";
+      EXPECT_EQ(descriptors, 0u) << "no descriptor was passed";
     }
   }
   // The job itself is unharmed, and counted the refusals.
@@ -336,18 +366,8 @@ TEST(LocalPath, TheListenerHandsDescriptorsOnlyForTheRightProof) {
     return &link;
   });
   auto attempt = [&](const transport::JobKey& prover, std::uint16_t rank, std::size_t& fds) {
-    Fd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    const std::string& name = acceptor.name();
-    std::memcpy(address.sun_path + 1, name.data(), name.size());
-    const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-    EXPECT_EQ(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), length), 0);
-    std::array<std::byte, 34> claim{};
-    std::memcpy(claim.data(), &rank, 2);
-    const auto proof =
-        prover.proof(transport::HandshakeRole::kDialer, transport::local_transcript(transcript));
-    std::memcpy(claim.data() + 2, proof.data(), proof.size());
+    Fd fd = connect_local_socket(acceptor.name());
+    const auto claim = claim_of(rank, prover, transcript);
     EXPECT_EQ(::send(fd.get(), claim.data(), claim.size(), MSG_NOSIGNAL), 34);
     // The listener's side, as its I/O thread would run it.
     for (int i = 0; i < 3; ++i) {
@@ -359,26 +379,7 @@ TEST(LocalPath, TheListenerHandsDescriptorsOnlyForTheRightProof) {
         }
       }
     }
-    std::array<std::byte, 64> answer{};
-    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 4)> control{};
-    iovec io{answer.data(), answer.size()};
-    msghdr message{};
-    message.msg_iov = &io;
-    message.msg_iovlen = 1;
-    message.msg_control = control.data();
-    message.msg_controllen = control.size();
-    const ssize_t n = ::recvmsg(fd.get(), &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-    fds = 0;
-    for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
-         header = CMSG_NXTHDR(&message, header)) {
-      fds += (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (std::size_t i = 0; i < (header->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
-        int received = -1;
-        std::memcpy(&received, CMSG_DATA(header) + i * sizeof(int), sizeof(int));
-        ::close(received);
-      }
-    }
-    return n;
+    return read_answer(fd.get(), fds, MSG_DONTWAIT);
   };
   std::size_t fds = 0;
   EXPECT_EQ(attempt(other_key, 1, fds), 0) << "another job's proof: closed";
