@@ -30,8 +30,11 @@ int LocalPath::wake_fd(int rank) const {
   return link ? link->wake.get() : -1;
 }
 
-std::optional<std::string> LocalPath::refusal() const {
-  if (!shut_down_.empty()) return shut_down_;
+std::optional<std::string> LocalPath::refusal(bool is_send) const {
+  if (!shut_down_.empty()) {
+    return shut_down_ +
+           (is_send ? " before the message was sent" : " before the receive was posted");
+  }
   if (!aborted_.empty()) return "transport aborted: " + aborted_;
   return std::nullopt;
 }
@@ -41,9 +44,8 @@ void LocalPath::post_send(protocol::SendRequest request, std::uint16_t packet_fl
   const int rank = request.key.peer;
   Peer& p = peer(rank);
   const std::uint64_t id = request.key.id;
-  if (auto refused = refusal()) {
-    return fail(request.token, true, ErrorCode::kAborted, rank,
-                *refused + " before the message was sent");
+  if (auto refused = refusal(true)) {
+    return fail(request.token, true, ErrorCode::kAborted, rank, *refused);
   }
   if (p.failure) return fail(request.token, true, p.failure->code(), rank, p.failure->what());
   if (p.sending_ids.contains(id)) {
@@ -80,9 +82,8 @@ void LocalPath::post_receive(protocol::ReceiveRequest request, TimePoint now) {
   const int rank = request.key.peer;
   Peer& p = peer(rank);
   const std::uint64_t id = request.key.id;
-  if (auto refused = refusal()) {
-    return fail(request.token, false, ErrorCode::kAborted, rank,
-                *refused + " before the receive was posted");
+  if (auto refused = refusal(false)) {
+    return fail(request.token, false, ErrorCode::kAborted, rank, *refused);
   }
   if (p.failure) return fail(request.token, false, p.failure->code(), rank, p.failure->what());
   if (p.incoming.contains(id)) {

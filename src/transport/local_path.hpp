@@ -131,7 +131,8 @@ class LocalPath {
   };
 
   Peer& peer(int rank) { return peers_[static_cast<std::size_t>(rank)]; }
-  std::optional<std::string> refusal() const;
+  // Why no request may be posted now (shut down or aborted), or nothing.
+  std::optional<std::string> refusal(bool is_send) const;
   void queue_record(Peer& p, local::Kind kind, std::span<const std::byte> bytes);
   template <class T>
   void queue(Peer& p, local::Kind kind, const T& record) {
