@@ -43,6 +43,9 @@ void add_allreduce_options(CLI::App* command, AllreduceBenchOptions& o) {
   command->add_option("--paths", o.paths, "UDP paths per rank")->check(CLI::Range(1, 64));
   command->add_option("--mtu", o.mtu, "Largest IP packet (0 = route MTU)")
       ->check(CLI::Range(0, 65536));
+  command->add_flag("--local-path,!--no-local-path", o.local_path,
+                    "dlcp: ranks of this host exchange through shared memory (default on; off: "
+                    "over UDP)");
   command->add_option("--segment-mib", o.segment_mib, "Pipelining segment size")
       ->check(CLI::PositiveNumber);
   command->add_option("--concurrent", o.concurrent, "Collectives in flight per communicator")

@@ -168,6 +168,7 @@ std::vector<std::string> allreduce_bench_flags(const AllreduceBenchOptions& o) {
           std::to_string(o.paths),
           "--mtu",
           std::to_string(o.mtu),
+          o.local_path ? "--local-path" : "--no-local-path",
           "--segment-mib",
           fmt(o.segment_mib, 6),
           "--concurrent",
@@ -249,6 +250,7 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
   summary["algo"] = algo;
   summary["collective"] = o.collective;
   summary["wire"] = to_string(o.wire);
+  if (o.algo != "gloo" && o.algo != "mpi") summary["local_path"] = o.local_path;
   summary["label"] = label;  // algo, and the wire dtype unless fp32: "gloo fp16"
   summary["variant"] = best;
   summary["ranks"] = o.ranks;

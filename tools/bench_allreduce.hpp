@@ -35,6 +35,8 @@ struct AllreduceBenchOptions {
   std::string aggregation = "unbiased";  // unbiased | zero-fill
   int paths = 4;
   int mtu = 0;
+  // dlcp's ranks exchange through shared memory (TransportOptions::local_path); off: over UDP.
+  bool local_path = true;
   double segment_mib = 4;
   int concurrent = 2;
   int deadline_ms = 30000;

@@ -115,6 +115,7 @@ CommunicatorOptions communicator_options(const AllreduceBenchOptions& o) {
   options.concurrent_collectives = o.concurrent;
   options.transport.paths = o.paths;
   options.transport.mtu = o.mtu;
+  options.transport.local_path = o.local_path;
   options.transport.inject.drop_rate = o.drop;
   options.transport.inject.mean_burst_length = o.burst;
   return options;

@@ -86,6 +86,7 @@ DlcpRun run_dlcp(const P2pBenchOptions& options, std::size_t floats) {
   base.job_token = token;
   base.paths = options.paths;
   base.mtu = options.mtu;
+  base.local_path = options.local_path;
   if (options.packet_mac) {
     std::random_device device;
     for (int i = 0; i < 32; ++i) base.job_secret.push_back(static_cast<std::uint8_t>(device()));
@@ -180,6 +181,7 @@ nlohmann::json run_p2p_bench(const P2pBenchOptions& options) {
   out["loss_bound"] = options.loss_bound;
   out["paths"] = options.paths;
   out["packet_mac"] = options.packet_mac;
+  out["local_path"] = options.local_path;
 
   if (options.baseline != "only-tcp") {
     const DlcpRun run = run_dlcp(options, floats);

@@ -17,7 +17,10 @@ struct P2pBenchOptions {
   int paths = 4;
   int mtu = 0;
   int deadline_ms = 30000;
-  bool packet_mac = false;        // authenticate every data packet (TransportOptions::packet_mac)
+  bool packet_mac = false;  // authenticate every data packet (TransportOptions::packet_mac)
+  // The two transports share a process, so on one host: off measures the UDP path (the point of
+  // this benchmark), on the shared-memory path (TransportOptions::local_path).
+  bool local_path = false;
   std::string baseline = "none";  // none | tcp | only-tcp
   bool verbose = true;
 };

@@ -43,6 +43,8 @@ SubcommandRunner add_p2p_command(CLI::App& app) {
   p2p_command->add_flag("--json", state->json, "End with the summary as one JSON line");
   p2p_command->add_flag("--packet-mac", state->p2p.packet_mac,
                         "Authenticate every data packet with a MAC (see docs/security.md)");
+  p2p_command->add_flag("--local-path", state->p2p.local_path,
+                        "Through shared memory instead of UDP (TransportOptions::local_path)");
 
   return [=](ProgramArguments) -> int {
     if (!p2p_command->parsed()) return -1;

@@ -153,6 +153,14 @@ struct TransportOptions {
   // bookworm's 6.1 does not), elsewhere the default stays; TransportCounters::control_rto_min_us
   // says which. 0 keeps the kernel's default.
   std::chrono::microseconds control_rto_min{5000};
+  // Peers on this host (the same kernel boot and network namespace, learnt in the handshake)
+  // exchange messages through shared memory instead of UDP, when both have this on: loss-free,
+  // one copy into a shared ring and one out, no system call per packet. The segments are
+  // anonymous (memfd) and handed over only after the job-key proof, so nothing is left behind
+  // after a crash and no other job or user can map them (docs/protocol.md, "The local path").
+  // Off where loss injection is on (`inject`), a diagnostic of the UDP path. Turn it off for
+  // peers running a dlcp older than the local path (they refuse its handshake field).
+  bool local_path = true;
   PolicyOptions policy;
   RateControlOptions rate;
   LossInjectionOptions inject;

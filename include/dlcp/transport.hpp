@@ -1,4 +1,5 @@
-// The dlcp transport: bounded-loss, priority-aware messages of float32 values over UDP.
+// The dlcp transport: bounded-loss, priority-aware messages of float32 values over UDP, and
+// loss-free through shared memory between ranks of one host (TransportOptions::local_path).
 //
 //   dlcp::TransportOptions options;            // rank, world size, job token, paths, ...
 //   auto transport = dlcp::Transport::create(options);
@@ -97,6 +98,12 @@ struct TransportCounters {
   std::uint64_t parity_received = 0;
   std::uint64_t packets_rebuilt = 0;
   std::uint64_t bytes_retransmitted = 0;
+  // TransportOptions::local_path: messages settled through shared memory with peers on this host
+  // (in none of the datagram counts), and their payload bytes in the wire dtype.
+  std::uint64_t local_messages_sent = 0;
+  std::uint64_t local_messages_received = 0;
+  std::uint64_t local_bytes_sent = 0;
+  std::uint64_t local_bytes_received = 0;
   std::uint64_t injected_drops = 0;
   std::uint64_t injected_marks = 0;   // LossInjectionOptions::class_mark_rate
   std::uint64_t backlog_packets = 0;  // early packets held for receives not yet posted

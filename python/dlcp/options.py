@@ -29,6 +29,7 @@ COMMUNICATOR_FIELDS = {
     "feedback_interval_us": ("transport", "feedback_interval_us"),
     "quiet_before_report_us": ("transport", "quiet_before_report_us"),
     "parity_members": ("transport", "parity_members"),
+    "local_path": ("transport", "local_path"),
     "protected_share": ("transport", "policy", "protected_share"),
     "initial_rate": ("transport", "rate", "initial_rate"),
     "min_rate": ("transport", "rate", "min_rate"),

@@ -74,6 +74,7 @@ void bind_transport_options(py::module_& module) {
       .def_readwrite("batch", &TransportOptions::batch)
       .def_readwrite("backlog_bytes", &TransportOptions::backlog_bytes)
       .def_readwrite("parity_members", &TransportOptions::parity_members)
+      .def_readwrite("local_path", &TransportOptions::local_path)
       .def_readwrite("policy", &TransportOptions::policy)
       .def_readwrite("rate", &TransportOptions::rate)
       .def_readwrite("inject", &TransportOptions::inject)

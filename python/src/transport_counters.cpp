@@ -15,6 +15,10 @@ py::dict counters_dict(const TransportCounters& counters) {
   result["parity_received"] = counters.parity_received;
   result["packets_rebuilt"] = counters.packets_rebuilt;
   result["bytes_retransmitted"] = counters.bytes_retransmitted;
+  result["local_messages_sent"] = counters.local_messages_sent;
+  result["local_messages_received"] = counters.local_messages_received;
+  result["local_bytes_sent"] = counters.local_bytes_sent;
+  result["local_bytes_received"] = counters.local_bytes_received;
   result["injected_drops"] = counters.injected_drops;
   result["injected_marks"] = counters.injected_marks;
   result["rejected"] = counters.rejected;

@@ -9,6 +9,7 @@
 
 #include "common/net.hpp"
 #include "switch/switch_plan.hpp"
+#include "wire/values.hpp"
 
 namespace dlcp::transport {
 namespace {
@@ -66,12 +67,28 @@ Engine::Engine(const TransportOptions& options)
       job_key_(options_.job_secret, options_.job_token),
       data_(options_, bind_ipv4_),
       endpoint_(endpoint_options(options_)),
+      local_(options_.world_size),
+      awaiting_local_(static_cast<std::size_t>(options_.world_size)),
+      known_(static_cast<std::size_t>(options_.world_size)),
       receive_rate_(options_.rate.receive_rate, options_.rate.max_rate, socket_addresses(data_)),
       controls_(static_cast<std::size_t>(options_.world_size)),
       readiness_(static_cast<std::size_t>(options_.world_size)) {
   acceptor_ = std::make_unique<Acceptor>(
       options_, bind_ipv4_, job_key_, poller_, [this] { return our_hello(); },
-      [this](int rank) { return readiness_.stride[static_cast<std::size_t>(rank)].load() != 0; });
+      [this](int rank) { return known_[static_cast<std::size_t>(rank)] != 0; });
+  // Injected loss is a diagnostic of the UDP path: with it on, every peer stays on UDP.
+  if (options_.local_path && !options_.inject.enabled()) host_identity_ = read_host_identity();
+  if (host_identity_) {
+    local_enabled_ = true;
+    local_acceptor_ = std::make_unique<LocalAcceptor>(
+        job_key_, poller_, [this](int rank, std::vector<std::byte>& transcript) -> LocalLink* {
+          if (rank < 0 || rank >= options_.world_size) return nullptr;
+          auto& awaiting = awaiting_local_[static_cast<std::size_t>(rank)];
+          if (!awaiting) return nullptr;
+          transcript = awaiting->transcript;
+          return &awaiting->link;
+        });
+  }
   endpoint_.set_receive_rate(receive_rate_.bytes_per_s());
   if (!data_.gso()) endpoint_.disable_runs();
   for (std::size_t k = 0; k < data_.sockets().size(); ++k) {
@@ -86,6 +103,8 @@ Engine::~Engine() {
     auto done = std::make_shared<std::promise<void>>();
     auto said = done->get_future();
     post([this, done] {
+      // Records still queued for the rings (a last Settled) go before the Goodbye.
+      local_.pump(SteadyClock::now());
       endpoint_.say_goodbye();
       deliver_outputs();
       for (auto& control : controls_) {
@@ -106,6 +125,7 @@ Engine::~Engine() {
   // What is still open, and commands posted after the loop's last pass, fail with kAborted.
   for (auto& control : controls_) control.close();
   endpoint_.shut_down("transport shut down");
+  local_.shut_down("transport shut down");
   run_commands();
   deliver_outputs();
 }
@@ -162,10 +182,17 @@ void Engine::send(int peer, std::uint64_t message_id, std::span<const float> val
                                    : std::uint16_t{0};
   protocol::check_request(peer, options_.rank, options_.world_size, values.size(), options);
   protocol::check_send(request, options_.world_size, stride);
+  const std::uint16_t packet_floats = options.packet_floats != 0
+                                          ? options.packet_floats
+                                          : wire::packet_values(options.wire, stride);
   auto holder = std::make_shared<protocol::SendRequest>(std::move(request));
-  post([this, holder, done = std::move(done)]() mutable {
+  post([this, holder, packet_floats, done = std::move(done)]() mutable {
     holder->token = remember(std::move(done));
-    endpoint_.post_send(std::move(*holder), SteadyClock::now());
+    if (local_.linked(holder->key.peer)) {
+      local_.post_send(std::move(*holder), packet_floats, SteadyClock::now());
+    } else {
+      endpoint_.post_send(std::move(*holder), SteadyClock::now());
+    }
   });
 }
 
@@ -182,11 +209,41 @@ void Engine::recv(int peer, std::uint64_t message_id, std::span<float> values,
   auto holder = std::make_shared<protocol::ReceiveRequest>(std::move(request));
   post([this, holder, done = std::move(done)]() mutable {
     holder->token = remember(std::move(done));
-    endpoint_.post_receive(std::move(*holder), SteadyClock::now());
+    const auto rank = static_cast<std::size_t>(holder->key.peer);
+    // Until its handshake says which path a peer takes, its receives wait on the local path.
+    if (local_.linked(holder->key.peer) ||
+        (local_enabled_ && (known_[rank] == 0 || awaiting_local_[rank]))) {
+      local_.post_receive(std::move(*holder), SteadyClock::now());
+    } else {
+      endpoint_.post_receive(std::move(*holder), SteadyClock::now());
+    }
   });
 }
 
+void Engine::deliver(protocol::Completed& done) {
+  const auto it = completions_.transfers.find(done.token);
+  if (it == completions_.transfers.end()) return;
+  MessageCallback callback = std::move(it->second);
+  completions_.transfers.erase(it);
+  MessageOutcome outcome;
+  if (done.error) {
+    outcome.error = std::make_exception_ptr(*done.error);
+  } else {
+    outcome.result = std::move(done.result);
+  }
+  try {
+    callback(std::move(outcome));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dlcp: a transfer's completion callback threw: %s\n", e.what());
+  }
+}
+
 void Engine::deliver_outputs() {
+  if (local_.has_completions()) {
+    local_.take_completions(local_done_);
+    for (auto& done : local_done_) deliver(done);
+    local_done_.clear();
+  }
   if (!endpoint_.has_outputs()) return;
   endpoint_.take_outputs(outputs_);
   for (auto& control : outputs_.control) {
@@ -198,6 +255,15 @@ void Engine::deliver_outputs() {
     if (channel.open()) {
       poller_.unwatch(channel.fd());
       channel.close();
+    }
+    // The control connection tells of a local peer's death as of any other.
+    if (local_.linked(lost.peer)) poller_.unwatch(local_.wake_fd(lost.peer));
+    local_.fail_peer(lost.peer, lost.error, SteadyClock::now());
+    if (auto& awaiting = awaiting_local_[static_cast<std::size_t>(lost.peer)]) {
+      // Lost before its local link completed: connect() says why instead of timing out.
+      awaiting.reset();
+      readiness_.ready[static_cast<std::size_t>(lost.peer)].set_exception(
+          std::make_exception_ptr(lost.error));
     }
     if (!lost.job_failure) continue;
     bool first = false;
@@ -213,24 +279,10 @@ void Engine::deliver_outputs() {
       completions_.failure_listeners.clear();
     }
   }
-  for (auto& done : outputs_.completions) {
-    const auto it = completions_.transfers.find(done.token);
-    if (it == completions_.transfers.end()) continue;
-    MessageCallback callback = std::move(it->second);
-    completions_.transfers.erase(it);
-    MessageOutcome outcome;
-    if (done.error) {
-      outcome.error = std::make_exception_ptr(*done.error);
-    } else {
-      outcome.result = std::move(done.result);
-    }
-    try {
-      callback(std::move(outcome));
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "dlcp: a transfer's completion callback threw: %s\n", e.what());
-    }
-  }
+  for (auto& done : outputs_.completions) deliver(done);
   outputs_.clear();
+  // Failing a peer's local messages may have completed some.
+  if (local_.has_completions()) deliver_outputs();
 }
 
 std::uint16_t Engine::max_packet_floats(int peer) const {
@@ -262,6 +314,7 @@ void Engine::abort(const std::string& why) {
   auto finished = done->get_future();
   post([this, why, done] {
     endpoint_.abort(why, SteadyClock::now());
+    local_.abort(why);
     deliver_outputs();
     for (auto& control : controls_) {
       if (control.open()) control.flush();
@@ -290,6 +343,7 @@ void Engine::send_step(TimePoint now) {
 
 Duration Engine::next_wait(TimePoint now) {
   TimePoint wake = std::min(now + kIdleWait, endpoint_.next_timeout(now));
+  if (const auto local = local_.next_timeout()) wake = std::min(wake, *local);
   if (const auto send = endpoint_.next_send(now)) {
     wake = std::min(wake, std::max(*send, send_blocked_until_));
   }
@@ -314,6 +368,16 @@ void Engine::on_ready(std::uint64_t tag, TimePoint now) {
     case epoll_tag::kPending:
       if (auto accepted = acceptor_->on_readable(index)) on_accepted(std::move(*accepted));
       break;
+    case epoll_tag::kLocalListener:
+      local_acceptor_->accept(now);
+      break;
+    case epoll_tag::kLocalPending:
+      if (const auto rank = local_acceptor_->on_readable(index)) finish_local(*rank);
+      break;
+    case epoll_tag::kLocalWake:
+      if (local_.linked(static_cast<int>(index)))
+        drain_wake_fd(local_.wake_fd(static_cast<int>(index)));
+      break;
     default:
       break;
   }
@@ -329,8 +393,14 @@ void Engine::loop() {
       run_commands();
       if (stopping_.load()) break;  // shutting down: see ~Engine
       send_step(now);
+      local_.pump(now);
+      for (const Error& broken : local_.take_broken_peers()) {
+        endpoint_.on_peer_lost(broken.peer(), broken.what(), ErrorCode::kProtocol, now);
+      }
+      if (const auto local = local_.next_timeout(); local && now >= *local) local_.on_timeout(now);
       check_controls(now);
       acceptor_->expire(now);
+      if (local_acceptor_) local_acceptor_->expire(now);
       if (now >= endpoint_.next_timeout(now)) endpoint_.on_timeout(now);
       deliver_outputs();
     } catch (const std::exception& e) {
@@ -356,6 +426,8 @@ TransportCounters Engine::counters() const {
     rejects += endpoint_.rejects();
     rejects += data_.rejects();
     rejects += acceptor_->rejects();
+    if (local_acceptor_) rejects += local_acceptor_->rejects();
+    local_.add_counters(snapshot);
     snapshot.rejected = rejects.total();
     for (std::size_t i = 0; i < wire::kRejectReasonCount; ++i) {
       const auto reason = static_cast<wire::RejectReason>(i);

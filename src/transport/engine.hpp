@@ -4,7 +4,9 @@
 // endpoint's completions come back as callbacks on the I/O thread (MessageCallback).
 // Split by job: engine.cpp (lifecycle, commands, the loop, the endpoint's outputs),
 // engine_connect.cpp (dialing, accepted peers, registering a peer), data_plane.cpp (data
-// sockets), acceptor.cpp (the listening side of the handshake), poller.cpp (epoll).
+// sockets), acceptor.cpp (the listening side of the handshake), poller.cpp (epoll), and for
+// peers on this host local_path.cpp (messages through shared memory) and local_handoff.cpp
+// (handing its segments over).
 #pragma once
 
 #include <atomic>
@@ -24,8 +26,11 @@
 #include "transport/acceptor.hpp"
 #include "transport/control_channel.hpp"
 #include "transport/data_plane.hpp"
+#include "transport/host_identity.hpp"
 #include "transport/job_key.hpp"
 #include "transport/link_rate.hpp"
+#include "transport/local_handoff.hpp"
+#include "transport/local_path.hpp"
 #include "transport/poller.hpp"
 
 namespace dlcp::transport {
@@ -77,14 +82,22 @@ class Engine final : public Transport {
   void on_ready(std::uint64_t tag, TimePoint now);
   void send_step(TimePoint now);
   Duration next_wait(TimePoint now);
-  // Carries out what the endpoint produced: control frames, lost peers, completions.
+  // Carries out what the endpoint and the local path produced: control frames, lost peers,
+  // completions.
   void deliver_outputs();
+  void deliver(protocol::Completed& done);
   std::uint64_t remember(MessageCallback done);
 
   // Joining (engine_connect.cpp).
   wire::Hello our_hello() const;
+  // `link`: the dialer's local link, complete; the listener's completes later (finish_local).
   void register_peer(int rank, ControlChannel control, const wire::Hello& hello,
-                     std::span<const std::byte> transcript);
+                     std::span<const std::byte> transcript, std::optional<LocalLink> link);
+  // Whether a peer's Hello puts it on this host with the local path on both sides.
+  bool shares_host(const wire::Hello& hello) const;
+  void link_local(int rank, LocalLink link, std::uint16_t stride);
+  void finish_local(int rank);
+  void mark_ready(int rank, std::uint16_t stride);
   void on_accepted(AcceptedPeer accepted);
   void on_control_readable(int rank, TimePoint now);
   void check_controls(TimePoint now);
@@ -96,6 +109,20 @@ class Engine final : public Transport {
   DataPlane data_;
   std::unique_ptr<Acceptor> acceptor_;
   protocol::Endpoint endpoint_;
+  // The local path (on when local_enabled_): its listener, messages, and per peer whether its
+  // handshake is done (known_) and, on the listening side, its link waiting for the exchange.
+  bool local_enabled_ = false;
+  std::optional<HostIdentity> host_identity_;
+  std::unique_ptr<LocalAcceptor> local_acceptor_;
+  LocalPath local_;
+  struct AwaitingLocal {
+    LocalLink link;
+    std::vector<std::byte> transcript;
+    std::uint16_t stride = 0;
+  };
+  std::vector<std::optional<AwaitingLocal>> awaiting_local_;
+  std::vector<std::uint8_t> known_;
+  std::vector<protocol::Completed> local_done_;
   ReceiveRate receive_rate_;
   std::vector<ControlChannel> controls_;  // per peer, open while it is connected
   PeerReadiness readiness_;

@@ -63,7 +63,17 @@ wire::Hello Engine::our_hello() const {
   hello.features = wire::hello_features::kPairSeq | wire::hello_features::kSharedBandMarks |
                    wire::hello_features::kWireDtypes | wire::hello_features::kParity;
   if (options_.packet_mac) hello.features |= wire::hello_features::kPacketMac;
+  if (local_enabled_) {
+    hello.features |= wire::hello_features::kLocalPath;
+    hello.host_identity = *host_identity_;
+    hello.local_socket = local_acceptor_->name();
+  }
   return hello;
+}
+
+bool Engine::shares_host(const wire::Hello& hello) const {
+  return local_enabled_ && (hello.features & wire::hello_features::kLocalPath) != 0 &&
+         hello.host_identity == *host_identity_;
 }
 
 void Engine::connect(int peer, const std::string& host, std::uint16_t port) {
@@ -78,13 +88,20 @@ void Engine::connect(int peer, const std::string& host, std::uint16_t port) {
     // The higher rank dials.
     DialResult dialed =
         dial_peer(peer, net::resolve_ipv4(host), port, our_hello(), job_key_, deadline);
+    auto link = std::make_shared<std::optional<LocalLink>>();
+    if (shares_host(dialed.peer_hello)) {
+      // Both sides decided alike from the two Hellos: from now on only this path carries data.
+      link->emplace(new_local_link());
+      dial_local(peer, options_.rank, dialed.peer_hello.local_socket, job_key_, dialed.transcript,
+                 **link, deadline);
+    }
     auto done = std::make_shared<std::promise<void>>();
     auto done_future = done->get_future();
     auto fd = std::make_shared<Fd>(std::move(dialed.fd));
-    post([this, peer, fd, hello = std::move(dialed.peer_hello),
+    post([this, peer, fd, link, hello = std::move(dialed.peer_hello),
           transcript = std::move(dialed.transcript), done]() mutable {
       try {
-        register_peer(peer, ControlChannel(std::move(*fd)), hello, transcript);
+        register_peer(peer, ControlChannel(std::move(*fd)), hello, transcript, std::move(*link));
         done->set_value();
       } catch (...) {
         done->set_exception(std::current_exception());
@@ -108,7 +125,8 @@ void Engine::on_accepted(AcceptedPeer accepted) {
   const wire::Authenticate proof = acceptor_->proof(accepted);
   // Registered before our proof leaves, so the peer (which starts sending once it has verified
   // the proof) finds us ready.
-  register_peer(rank, std::move(accepted.control), accepted.hello, accepted.transcript);
+  register_peer(rank, std::move(accepted.control), accepted.hello, accepted.transcript,
+                std::nullopt);
   ControlChannel& control = controls_[static_cast<std::size_t>(rank)];
   control.send(proof);
   if (!control.healthy()) {
@@ -117,8 +135,9 @@ void Engine::on_accepted(AcceptedPeer accepted) {
 }
 
 void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& hello,
-                           std::span<const std::byte> transcript) {
-  if (readiness_.stride[static_cast<std::size_t>(rank)].load() != 0) {
+                           std::span<const std::byte> transcript,
+                           std::optional<LocalLink> local_link) {
+  if (known_[static_cast<std::size_t>(rank)] != 0) {
     throw Error(ErrorCode::kProtocol, rank, "rank " + std::to_string(rank) + " connected twice");
   }
   const int fd = control.fd();
@@ -140,8 +159,8 @@ void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& 
   }
   if (receive_rate_.learn(addresses)) endpoint_.set_receive_rate(receive_rate_.bytes_per_s());
 
-  protocol::PeerLink link;
-  link.address = net::describe(remote);
+  protocol::PeerLink path;
+  path.address = net::describe(remote);
   const std::size_t trailer = options_.packet_mac ? wire::kMacTrailerBytes : 0;
   const std::size_t overhead = wire::kDataHeaderBytes + trailer;
   const std::size_t datagram = path_datagram_bytes(addresses.front(), options_.mtu);
@@ -151,10 +170,10 @@ void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& 
   }
   const std::size_t stride =
       std::min<std::size_t>((datagram - overhead) / wire::kFloatBytes, 0xFFFF);
-  link.stride = static_cast<std::uint16_t>(stride);
-  link.datagram_bytes = overhead + stride * wire::kFloatBytes;
-  link.send_paths = addresses.size();
-  link.receive_paths = data_.sockets().size();
+  path.stride = static_cast<std::uint16_t>(stride);
+  path.datagram_bytes = overhead + stride * wire::kFloatBytes;
+  path.send_paths = addresses.size();
+  path.receive_paths = data_.sockets().size();
 
   std::optional<PacketMac> mac_send;
   std::optional<PacketMac> mac_receive;
@@ -164,11 +183,44 @@ void Engine::register_peer(int rank, ControlChannel control, const wire::Hello& 
     mac_send.emplace(job_key_.packet_key(transcript, self, other));
     mac_receive.emplace(job_key_.packet_key(transcript, other, self));
   }
-  endpoint_.on_peer_joined(rank, link, SteadyClock::now());
+  endpoint_.on_peer_joined(rank, path, SteadyClock::now());
   data_.add_peer(rank, std::move(addresses), std::move(mac_send), std::move(mac_receive));
   controls_[static_cast<std::size_t>(rank)] = std::move(control);
   poller_.watch(fd, epoll_tag::kControl | static_cast<std::uint64_t>(rank));
-  readiness_.stride[static_cast<std::size_t>(rank)].store(link.stride);
+  known_[static_cast<std::size_t>(rank)] = 1;
+  if (!shares_host(hello)) {
+    const TimePoint now = SteadyClock::now();
+    for (auto& parked : local_.take_parked(rank, now))
+      endpoint_.post_receive(std::move(parked), now);
+    mark_ready(rank, path.stride);
+    return;
+  }
+  if (local_link) {
+    link_local(rank, std::move(*local_link), path.stride);
+    return;
+  }
+  // The listening side: our half waits for the dialer's exchange (finish_local), and the peer is
+  // ready only then, so that nothing is sent before both sides can carry it.
+  awaiting_local_[static_cast<std::size_t>(rank)] = AwaitingLocal{
+      new_local_link(), std::vector<std::byte>(transcript.begin(), transcript.end()), path.stride};
+}
+
+void Engine::link_local(int rank, LocalLink link, std::uint16_t stride) {
+  poller_.watch(link.wake.get(), epoll_tag::kLocalWake | static_cast<std::uint64_t>(rank));
+  local_.add_peer(rank, std::move(link), endpoint_.describe_peer(rank));
+  mark_ready(rank, stride);
+}
+
+void Engine::finish_local(int rank) {
+  auto& awaiting = awaiting_local_[static_cast<std::size_t>(rank)];
+  if (!awaiting) return;
+  AwaitingLocal done = std::move(*awaiting);
+  awaiting.reset();
+  link_local(rank, std::move(done.link), done.stride);
+}
+
+void Engine::mark_ready(int rank, std::uint16_t stride) {
+  readiness_.stride[static_cast<std::size_t>(rank)].store(stride);
   readiness_.ready[static_cast<std::size_t>(rank)].set_value();
 }
 

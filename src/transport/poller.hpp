@@ -20,6 +20,9 @@ inline constexpr std::uint64_t kListener = 2ull << kShift;
 inline constexpr std::uint64_t kData = 3ull << kShift;
 inline constexpr std::uint64_t kControl = 4ull << kShift;
 inline constexpr std::uint64_t kPending = 5ull << kShift;
+inline constexpr std::uint64_t kLocalListener = 6ull << kShift;  // local_handoff.hpp
+inline constexpr std::uint64_t kLocalPending = 7ull << kShift;
+inline constexpr std::uint64_t kLocalWake = 8ull << kShift;  // a local peer wrote or made room
 inline constexpr std::uint64_t kMask = 0xFFull << kShift;
 }  // namespace epoll_tag
 

@@ -67,6 +67,12 @@ void encode_fields(const Hello& m, Writer& w) {
   }
   for (const std::uint8_t b : m.nonce) w.u8(b);
   w.u8(m.features);
+  if ((m.features & hello_features::kLocalPath) != 0) {
+    assert(!m.local_socket.empty() && m.local_socket.size() <= kMaxLocalSocketName);
+    for (const std::uint8_t b : m.host_identity) w.u8(b);
+    w.u8(static_cast<std::uint8_t>(m.local_socket.size()));
+    for (const char c : m.local_socket) w.u8(static_cast<std::uint8_t>(c));
+  }
 }
 
 void encode_fields(const FlowStart& m, Writer& w) {
@@ -164,7 +170,8 @@ Decoded decode_hello(Reader& r) {
   m.rank = r.u16();
   m.world_size = r.u16();
   const std::uint8_t socket_count = r.u8();
-  if (r.remaining() != std::size_t{socket_count} * kHelloSocketBytes + kNonceBytes + 1) {
+  const std::size_t addresses_bytes = std::size_t{socket_count} * kHelloSocketBytes;
+  if (r.remaining() < addresses_bytes + kNonceBytes + 1) {
     return reject(RejectReason::kBadControlLength);
   }
   if (socket_count == 0 || socket_count > kMaxDataPorts || m.world_size == 0 ||
@@ -181,6 +188,18 @@ Decoded decode_hello(Reader& r) {
   for (std::uint8_t& b : m.nonce) b = r.u8();
   m.features = r.u8();
   if ((m.features & ~hello_features::kAllKnown) != 0) return reject(RejectReason::kBadControlField);
+  if ((m.features & hello_features::kLocalPath) == 0) {
+    if (r.remaining() != 0) return reject(RejectReason::kBadControlLength);
+    return ControlMessage{std::move(m)};
+  }
+  if (r.remaining() < kHostIdentityBytes + 1) return reject(RejectReason::kBadControlLength);
+  for (std::uint8_t& b : m.host_identity) b = r.u8();
+  const std::uint8_t name_bytes = r.u8();
+  if (r.remaining() != name_bytes) return reject(RejectReason::kBadControlLength);
+  if (name_bytes == 0 || name_bytes > kMaxLocalSocketName) {
+    return reject(RejectReason::kBadControlField);
+  }
+  for (std::uint8_t i = 0; i < name_bytes; ++i) m.local_socket.push_back(static_cast<char>(r.u8()));
   return ControlMessage{std::move(m)};
 }
 

@@ -44,11 +44,16 @@ inline constexpr std::size_t kProofBytes = 32;
 //   u64 job_token, u16 rank, u16 world_size, u8 socket_count (1..kMaxDataPorts),
 //   socket_count x (u32 ipv4, u16 port)   -- one entry per data socket (path) of the sender
 //   kNonceBytes nonce, u8 features (hello_features; unknown bits must be 0)
+//   with hello_features::kLocalPath only: kHostIdentityBytes host identity, u8 name length
+//   (1..kMaxLocalSocketName), the name of the sender's local-path socket
 struct DataAddress {
   std::uint32_t ipv4 = 0;  // host byte order value
   std::uint16_t port = 0;
   bool operator==(const DataAddress&) const = default;
 };
+
+inline constexpr std::size_t kHostIdentityBytes = 24;
+inline constexpr std::size_t kMaxLocalSocketName = 100;
 
 struct Hello {
   std::uint64_t job_token = 0;
@@ -57,6 +62,10 @@ struct Hello {
   std::vector<DataAddress> data_sockets;
   std::array<std::uint8_t, kNonceBytes> nonce{};
   std::uint8_t features = 0;
+  // With kLocalPath: which host and network namespace the sender runs in, and the abstract Unix
+  // socket where it hands over its local-path segments (transport/local_handoff.hpp).
+  std::array<std::uint8_t, kHostIdentityBytes> host_identity{};
+  std::string local_socket;
 };
 
 // Settings both ends of a connection must share; a mismatch fails the handshake by name.
@@ -74,8 +83,12 @@ inline constexpr std::uint8_t kSharedBandMarks = 1u << 2;
 inline constexpr std::uint8_t kWireDtypes = 1u << 3;
 // FlowStart's parity_members and parity data packets: a peer without it would refuse both.
 inline constexpr std::uint8_t kParity = 1u << 4;
+// The sender offers the local path (TransportOptions::local_path): its Hello carries its host
+// identity and local socket. Optional: two ranks use the path only when both offer it on one
+// host. An older dlcp refuses the bit, so a mixed-version job turns local_path off.
+inline constexpr std::uint8_t kLocalPath = 1u << 5;
 inline constexpr std::uint8_t kAllKnown =
-    kPacketMac | kPairSeq | kSharedBandMarks | kWireDtypes | kParity;
+    kPacketMac | kPairSeq | kSharedBandMarks | kWireDtypes | kParity | kLocalPath;
 }  // namespace hello_features
 
 // Sender -> receiver before the first data packet of a message.

@@ -50,7 +50,8 @@ inline std::uint64_t random_job_token() {
 }
 
 // Options every test starts from: loopback, ephemeral ports, a small MTU, a short connect
-// timeout (all peers are local) and small socket buffers (32 MiB each would add up quickly).
+// timeout (all peers are local), small socket buffers (32 MiB each would add up quickly) and the
+// UDP path.
 inline TransportOptions test_options(int rank, int world_size, std::uint64_t job_token) {
   TransportOptions options;
   options.rank = rank;
@@ -61,6 +62,9 @@ inline TransportOptions test_options(int rank, int world_size, std::uint64_t job
   options.mtu = kTestMtu;
   options.socket_buffer_bytes = 4 << 20;
   options.connect_timeout = 10s;
+  // These tests exercise the UDP path between transports of one process; local_path_test.cpp
+  // turns the local path on where it is the subject.
+  options.local_path = false;
   return options;
 }
 

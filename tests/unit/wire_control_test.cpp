@@ -73,6 +73,8 @@ void expect_same(const Hello& a, const Hello& b) {
   EXPECT_EQ(a.data_sockets, b.data_sockets);
   EXPECT_EQ(a.nonce, b.nonce);
   EXPECT_EQ(a.features, b.features);
+  EXPECT_EQ(a.host_identity, b.host_identity);
+  EXPECT_EQ(a.local_socket, b.local_socket);
 }
 
 void expect_same(const FlowStart& a, const FlowStart& b) {
@@ -197,6 +199,40 @@ std::vector<ControlMessage> samples() {
 TEST(WireControlRoundTrip, Hello) {
   const Hello m = sample_hello();
   expect_same(round_trip(m), m);
+}
+
+TEST(WireControlRoundTrip, HelloWithLocalPath) {
+  Hello m = sample_hello();
+  m.features |= hello_features::kLocalPath;
+  for (std::size_t i = 0; i < kHostIdentityBytes; ++i)
+    m.host_identity[i] = static_cast<std::uint8_t>(i + 7);
+  m.local_socket = "dlcp-local-0123456789abcdef";
+  expect_same(round_trip(m), m);
+  m.local_socket.assign(kMaxLocalSocketName, 'x');
+  expect_same(round_trip(m), m);
+}
+
+TEST(WireControlReject, HelloLocalPathFields) {
+  Hello m = sample_hello();
+  m.features |= hello_features::kLocalPath;
+  m.local_socket = "x";
+  auto body = body_of(m);
+  // Without the feature bit, the local fields are bytes too many.
+  Hello plain = sample_hello();
+  auto extra = body_of(plain);
+  extra.push_back(std::byte{0});
+  EXPECT_EQ(reject_of(extra), RejectReason::kBadControlLength);
+  // A name cut short, or one byte too many.
+  body.pop_back();
+  EXPECT_EQ(reject_of(body), RejectReason::kBadControlLength);
+  body = body_of(m);
+  body.push_back(std::byte{'y'});
+  EXPECT_EQ(reject_of(body), RejectReason::kBadControlLength);
+  // An empty name.
+  body = body_of(m);
+  body.pop_back();
+  body.back() = std::byte{0};
+  EXPECT_EQ(reject_of(body), RejectReason::kBadControlField);
 }
 
 TEST(WireControlRoundTrip, HelloEdgeValues) {
@@ -593,7 +629,7 @@ TEST(WireControlReject, BadControlFieldHello) {
   m = sample_hello();
   m.rank = m.world_size;
   EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "rank outside world";
-  for (unsigned bit = 5; bit < 8; ++bit) {
+  for (unsigned bit = 6; bit < 8; ++bit) {
     m = sample_hello();
     m.features = static_cast<std::uint8_t>(1u << bit);
     EXPECT_EQ(reject_of(body_of(m)), RejectReason::kBadControlField) << "feature bit " << bit;
