@@ -9,6 +9,7 @@
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <sstream>
 
 #include "collectives_fixture.hpp"
 #include "forked_ranks.hpp"
@@ -46,13 +47,32 @@ std::set<std::string> dev_shm_files() {
   return names;
 }
 
-// The abstract local-path sockets listening on this host ("@dlcp-local-..." in /proc/net/unix).
+// The socket inodes this process holds ("socket:[inode]" links in /proc/self/fd).
+std::set<std::string> own_socket_inodes() {
+  std::set<std::string> inodes;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const std::string target = std::filesystem::read_symlink(entry.path(), error).string();
+    if (!error && target.rfind("socket:[", 0) == 0) {
+      inodes.insert(target.substr(8, target.size() - 9));
+    }
+  }
+  return inodes;
+}
+
+// The abstract local-path sockets this process listens on ("@dlcp-local-..." in /proc/net/unix,
+// whose seventh column is the inode): other test processes running beside this one have theirs.
 std::set<std::string> local_sockets() {
+  const auto own = own_socket_inodes();
   std::set<std::string> names;
   std::ifstream table("/proc/net/unix");
   for (std::string line; std::getline(table, line);) {
     const auto at = line.find("@dlcp-local-");
-    if (at != std::string::npos) names.insert(line.substr(at + 1));
+    if (at == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string field;
+    for (int i = 0; i < 7; ++i) fields >> field;
+    if (own.contains(field)) names.insert(line.substr(at + 1));
   }
   return names;
 }
