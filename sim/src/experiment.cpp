@@ -79,6 +79,21 @@ std::string losses_json(const TcpLossCounters& c) {
   return out.str();
 }
 
+// Frames on the long links' wires and their losses, and their ports' counters (also among the
+// switches').
+std::string long_link_json(const Topology& topology) {
+  const LongLinkLossCounters wire = topology.long_link_loss_counters();
+  const PortCounters ports = topology.long_link_port_counters();
+  std::ostringstream out;
+  out << "{\"frames\":" << wire.frames << ",\"dropped_random\":" << wire.dropped_random
+      << ",\"dropped_burst\":" << wire.dropped_burst << ",\"bursts\":" << wire.bursts
+      << ",\"port_enqueued\":" << ports.enqueued
+      << ",\"port_dropped_drop_eligible\":" << ports.dropped_drop_eligible
+      << ",\"port_dropped_full\":" << ports.dropped_full << ",\"port_evicted\":" << ports.evicted
+      << ",\"port_ce_marked\":" << ports.marked << "}";
+  return out.str();
+}
+
 std::string stats_json(const std::vector<double>& samples, std::uint64_t started) {
   std::ostringstream out;
   out << "{\"mean\":" << json::number(mean_of(samples))
@@ -204,6 +219,9 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme, const std:
     out << (band ? "," : "") << switches.enqueued_by_band[band];
   }
   out << "]}";
+  if (scenario.fabric.sites > 1) {
+    out << ",\"long_link\":" << long_link_json(topology);
+  }
   out << ",\"tcp\":{\"gradient\":" << losses_json(tcp.loss_counters(FlowKind::kGradient))
       << ",\"background\":" << losses_json(tcp.loss_counters(FlowKind::kBackground)) << "}";
   if (dlcp) {
