@@ -215,6 +215,7 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
 
   topo.host_address.resize(static_cast<std::size_t>(num_hosts));
   topo.leaf_of_host.resize(static_cast<std::size_t>(num_hosts));
+  topo.site_of_host.resize(static_cast<std::size_t>(num_hosts));
   for (int h = 0; h < num_hosts; ++h) {
     const int leaf = h / fabric.hosts_per_leaf;
     ns3::NetDeviceContainer devices = host_link.Install(topo.hosts.Get(h), topo.leaves.Get(leaf));
@@ -226,6 +227,7 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
     addresses.NewNetwork();
     topo.host_address[h] = ifaces.GetAddress(0);
     topo.leaf_of_host[h] = leaf;
+    topo.site_of_host[h] = leaf / leaves_per_site;
     fabric_map->host_of_address[ifaces.GetAddress(0).Get()] = h;
 
     const std::uint32_t host_if = interface_of(devices.Get(0));
@@ -263,6 +265,7 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
     }
   }
   if (fabric.sites > 1) {
+    topo.long_link_round_trip = 2 * ns3::NanoSeconds(one_way_delay_ns(fabric.long_link.rtt_ms));
     add_long_links(fabric, policy, behaviour, seed, addresses, spine_ports, topo);
   }
 

@@ -16,6 +16,7 @@
 #include "long_link_loss.hpp"
 #include "ns3/ipv4-address.h"
 #include "ns3/node-container.h"
+#include "ns3/nstime.h"
 
 namespace dlcp::sim {
 
@@ -40,6 +41,9 @@ struct Topology {
   ns3::NodeContainer spines;
   std::vector<ns3::Ipv4Address> host_address;
   std::vector<int> leaf_of_host;
+  std::vector<int> site_of_host;
+  // What the long link adds to the round trip between hosts of different sites (0: one site).
+  ns3::Time long_link_round_trip;
   std::vector<ns3::Ptr<DropPrecedenceQueueDisc>> switch_ports;
   std::vector<ns3::Ptr<DropPrecedenceQueueDisc>> gray_ports;  // the gray spine's, when it fails
   // Both ends' ports onto every long link (also among switch_ports), and the losses on their wires.
@@ -49,6 +53,11 @@ struct Topology {
   // The switch plan's bands the ports classify by (PortBehaviour::share_best_effort).
   library::SwitchBands bands;
 
+  ns3::Time added_round_trip(int a, int b) const {
+    return site_of_host[static_cast<std::size_t>(a)] == site_of_host[static_cast<std::size_t>(b)]
+               ? ns3::Time(0)
+               : long_link_round_trip;
+  }
   PortCounters switch_counters() const;
   PortCounters gray_counters() const;
   PortCounters long_link_port_counters() const;

@@ -134,6 +134,15 @@ TEST(LongLink, AddsTheAskedRoundTrip) {
   }
 }
 
+TEST(LongLink, OnlyPairsAcrossTheSitesGetTheLongLinksRoundTrip) {
+  const library::Policy policy;
+  const Topology topology = build_topology(two_sites(10, 1, 0), policy, PortBehaviour{}, 1);
+  EXPECT_EQ(topology.added_round_trip(0, 1), ns3::MilliSeconds(10));
+  EXPECT_EQ(topology.added_round_trip(1, 0), ns3::MilliSeconds(10));
+  EXPECT_EQ(topology.added_round_trip(1, 1), ns3::Time(0));
+  ns3::Simulator::Destroy();
+}
+
 TEST(LongLink, DlcpDeliversEverythingAcrossBurstyLossOnEverySpinePair) {
   const library::Policy policy;
   const Topology topology = build_topology(two_sites(2, 2, 0.05), policy, PortBehaviour{}, 3);
@@ -162,6 +171,9 @@ TEST(LongLink, DlcpDeliversEverythingAcrossBurstyLossOnEverySpinePair) {
   EXPECT_EQ(counters.messages_failed, 0u) << counters.first_failure;
   EXPECT_GT(topology.long_link_loss_counters().dropped_burst, 0u);
   EXPECT_GT(counters.missing_reports, 0u);
+  // The control channel waits a round trip of the long link before resending: far fewer
+  // retransmissions than frames (every 300 us, each frame would be resent about 7 times).
+  EXPECT_LT(counters.control_retransmissions, counters.control_frames);
   // dlcp sprays over both spines, so both long links carried its packets.
   for (const auto& loss : topology.long_link_losses) EXPECT_GT(loss->counters().frames, 0u);
   ns3::Simulator::Destroy();
