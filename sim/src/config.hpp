@@ -140,6 +140,16 @@ enum class GradientConnections {
   // as dlcp's send queue), and keeps Linux's window rules (tcp_socket.hpp).
   kPersistent,
 };
+// Where TCP's minimum retransmission timeout applies (TcpConfig::min_rto_us).
+enum class RtoFloor {
+  // RFC 6298's, as ns-3 has it: max(floor, srtt + 4 x rttvar). With a floor far below the round
+  // trip, as a data-centre floor is below a long link's, the timeout sits just above the round
+  // trip and fires whenever a queue delays an ack a little, again and again.
+  kRfc6298,
+  // Linux's: srtt + max(floor, 4 x rttvar), never nearer the round trip than the floor.
+  kLinux,
+};
+
 // The consecutive timeouts after which a pFabric flow probes with one-byte segments: prob_cap_ in
 // the ns-2 scripts published with pFabric and PIAS.
 constexpr std::uint32_t kProbeAfterTimeouts = 5;
@@ -156,6 +166,8 @@ struct TcpConfig {
   EarlyFinClose early_fin_close = EarlyFinClose::kNs3;
   // A connection per message by default: every stored result was made so.
   GradientConnections gradient_connections = GradientConnections::kPerMessage;
+  // RFC 6298's by default: every stored one-site result was made with it.
+  RtoFloor rto_floor = RtoFloor::kRfc6298;
 };
 
 struct ScenarioConfig {

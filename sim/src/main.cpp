@@ -38,6 +38,7 @@ void usage(std::ostream& out) {
          "                [--tcp-min-rto-us X] [--deadline-ms N] [--parity K]\n"
          "                [--compute-jitter X] [--pfabric-rto backoff|fixed|probe]\n"
          "                [--tcp-close ns3|rfc793] [--tcp-connections per-message|persistent]\n"
+         "                [--tcp-rto-floor rfc6298|linux]\n"
          "                [--eligible-threshold port|queue] [--dlcp-pacing peer|shared-band]\n"
          "                [--ablate LIST] [--merge FILE]... [--flows] [--progress-s X]\n"
          "                [--long-link-rtt-ms X] [--long-link-random-loss P]\n"
@@ -69,6 +70,9 @@ void usage(std::ostream& out) {
          "first) and with Linux's window rules (restart after idle, at least one segment), as\n"
          "training libraries keep theirs (default per-message: a connection, and a handshake,\n"
          "per message, as the DCTCP, pFabric and PIAS evaluations model flows)\n"
+         "--tcp-rto-floor linux keeps TCP's retransmission timeout at least the minimum RTO above\n"
+         "the smoothed round trip (srtt + max(floor, 4 x rttvar)), as Linux does; rfc6298 (the\n"
+         "default, but linux in the long-link scenarios) floors the whole timeout, as ns-3 does\n"
          "--eligible-threshold queue (the default) refuses a drop-eligible packet once its own\n"
          "band's queue holds more than the drop-eligible share (half) of the buffer, as the\n"
          "library's switch plan gives each class's drop-eligible packets a queue of their own;\n"
@@ -246,6 +250,9 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
           choose<GradientConnections>(flag, text,
                                       {{"per-message", GradientConnections::kPerMessage},
                                        {"persistent", GradientConnections::kPersistent}});
+    } else if (flag == "--tcp-rto-floor") {
+      s.tcp.rto_floor = choose<RtoFloor>(
+          flag, text, {{"rfc6298", RtoFloor::kRfc6298}, {"linux", RtoFloor::kLinux}});
     } else if (flag == "--dlcp-pacing") {
       s.dlcp.shared_band_pacer = choose<bool>(flag, text, {{"peer", false}, {"shared-band", true}});
     } else if (flag == "--eligible-threshold") {
