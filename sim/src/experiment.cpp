@@ -58,11 +58,8 @@ void configure_tcp(const ScenarioConfig& scenario, Scheme scheme) {
   const double min_rto_us = pfabric ? tcp.pfabric_min_rto_us : tcp.min_rto_us;
   SetDefault("ns3::TcpSocket::ConnTimeout", ns3::TimeValue(micros(4 * min_rto_us)));
   SetDefault("ns3::TcpSocketBase::MinRto", ns3::TimeValue(micros(min_rto_us)));
-  // ns-3's RTO is max(MinRto, srtt + max(ClockGranularity, 4 x rttvar)): its default 1 ms
-  // granularity would floor every RTO at 1 ms, and a granularity equal to the floor gives Linux's
-  // srtt + max(floor, 4 x rttvar) (RtoFloor::kLinux).
-  const double granularity_us = tcp.rto_floor == RtoFloor::kLinux ? min_rto_us : 1.0;
-  SetDefault("ns3::TcpSocketBase::ClockGranularity", ns3::TimeValue(micros(granularity_us)));
+  SetDefault("ns3::TcpSocketBase::ClockGranularity",
+             ns3::TimeValue(rto_clock_granularity(tcp.rto_floor, micros(min_rto_us))));
   SetDefault("ns3::RttEstimator::InitialEstimation", ns3::TimeValue(micros(min_rto_us)));
   SetDefault("ns3::TcpSocket::InitialCwnd",
              ns3::UintegerValue(pfabric ? tcp.pfabric_initial_cwnd : 10));
