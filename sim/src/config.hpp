@@ -144,7 +144,8 @@ enum class GradientConnections {
 enum class RtoFloor {
   // RFC 6298's, as ns-3 has it: max(floor, srtt + 4 x rttvar). With a floor far below the round
   // trip, as a data-centre floor is below a long link's, the timeout sits just above the round
-  // trip and fires whenever a queue delays an ack a little, again and again.
+  // trip (which ns-3 measures in whole milliseconds), and a kept connection across the long link
+  // times out again and again (docs/simulation.md, "Transports").
   kRfc6298,
   // Linux's: srtt + max(floor, 4 x rttvar), never nearer the round trip than the floor.
   kLinux,
