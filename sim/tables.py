@@ -8,6 +8,9 @@
     sim/tables.py --ablations FILE...  dlcp with mechanisms turned off (--ablate) or its switch
                                      options changed, a row per document, against its setting
                                      with nothing changed and DCTCP
+    sim/tables.py --long-link FILE...  the long-link sweep: a row per setting (hosts, collective,
+                                     round trip, loss, seed), dlcp against DCTCP, and the shares
+                                     of the loss budget (--budget 0) and parity (--parity K)
 
 The per-scenario, scale and variant tables of the docs come from stored documents through this
 script, so a re-run followed by this script refreshes them.
@@ -274,6 +277,107 @@ def ablation_rows(documents):
     return ["| " + " | ".join(cells) + " |" for _, cells in sorted(rows)]
 
 
+VARIANT_KEYS = {"loss_budget", "dlcp_parity_members"}
+
+
+def loss_pattern(link):
+    """The long link's losses as the docs write them: 1% in bursts of 4, 0.5% random."""
+    parts = []
+    if link["burst_loss"] > 0:
+        parts.append(f"{100 * link['burst_loss']:g}% in bursts of {link['burst_length']:g}")
+    if link["random_loss"] > 0:
+        parts.append(f"{100 * link['random_loss']:g}% random")
+    return ", ".join(parts) or "none"
+
+
+def share(without, with_):
+    """A mechanism's share: the time without it over the time with it (above 1: it helps)."""
+    return f"{without / with_:.2f}x"
+
+
+def long_link_rows(documents):
+    """Groups two-site documents by setting (their configuration but the budget and parity); per
+    setting, the document with the default budget and no parity gives dlcp and DCTCP, the one with
+    budget 0 the budget's share, and the one with parity the parity's share (p50 / p99 of the
+    iteration time). Rows sort by hosts, collective, round trip, loss and seed."""
+    groups = {}
+    for path, document in documents:
+        config = document["config"]
+        if "long_link" not in config:
+            sys.exit(f"{path}: not a two-site document (no long_link in its config)")
+        setting = {k: v for k, v in config.items() if k not in VARIANT_KEYS}
+        if config.get("dlcp_parity_members", 0) > 0:
+            variant = "parity"
+        elif config["loss_budget"] == 0:
+            variant = "no_budget"
+        else:
+            variant = "base"
+        by_variant = groups.setdefault(json.dumps(setting, sort_keys=True), {})
+        if variant in by_variant:
+            sys.exit(f"{path}: a second `{variant}` document for one setting")
+        by_variant[variant] = (path, document)
+    rows = []
+    for key, by_variant in groups.items():
+        setting = json.loads(key)
+        if "base" not in by_variant:
+            sys.exit(f"{next(iter(by_variant.values()))[0]}: no document with the default budget "
+                     "and no parity for its setting")
+        results = by_variant["base"][1]["results"]
+        dlcp, dctcp = results.get("dlcp"), results.get("dctcp")
+        if not dlcp or "error" in dlcp:
+            sys.exit(f"{by_variant['base'][0]}: dlcp missing or failed")
+
+        def iteration(result):
+            return result["iteration_ms"]["p50"], result["iteration_ms"]["p99"]
+
+        def variant_share(name):
+            if name not in by_variant:
+                return "-"
+            other = by_variant[name][1]["results"]["dlcp"]
+            (p50, p99), (other_p50, other_p99) = iteration(dlcp), iteration(other)
+            if name == "no_budget":
+                return f"{share(other_p50, p50)} / {share(other_p99, p99)}"
+            return f"{share(p50, other_p50)} / {share(p99, other_p99)}"
+
+        link = setting["long_link"]
+        cells = [
+            str(setting["hosts"]),
+            "ps" if setting["collective"] == "parameter_server" else "ring",
+            f"{link['rtt_ms']:g}",
+            loss_pattern(link),
+            str(setting["seed"]),
+            "{} / {}".format(*map(ms, iteration(dlcp))),
+            "{} / {}".format(*map(ms, iteration(dctcp))) if dctcp else "-",
+            us(dlcp["gradient_fct_us"]["p99"]),
+            us(dctcp["gradient_fct_us"]["p99"]) if dctcp else "-",
+            f"{dlcp['dlcp']['missing_reports']:,}",
+            f"{versus_dctcp(dlcp, dctcp)[0]:.2f}x" if dctcp else "-",
+            variant_share("no_budget"),
+            variant_share("parity"),
+            " / ".join(f"{r['wall_s']:.0f}" for r in (dlcp, dctcp) if r),
+        ]
+        order = (setting["hosts"], setting["collective"], link["rtt_ms"], cells[3],
+                 setting["seed"])
+        rows.append((order, cells))
+    return ["| " + " | ".join(cells) + " |" for _, cells in sorted(rows)]
+
+
+LONG_LINK_HEADER = [
+    "hosts",
+    "collective",
+    "round trip (ms)",
+    "long link's loss",
+    "seed",
+    "dlcp iteration p50 / p99 (ms)",
+    "DCTCP iteration p50 / p99 (ms)",
+    "dlcp p99 gradient FCT (us)",
+    "DCTCP p99 gradient FCT (us)",
+    "dlcp recovery rounds",
+    "dlcp vs DCTCP (mean iteration)",
+    "budget's share p50 / p99",
+    "parity's share p50 / p99",
+    "wall (s): dlcp / DCTCP",
+]
 SUMMARY_HEADER = [
     "document",
     "dlcp iteration (ms) / p99 FCT (us)",
@@ -326,6 +430,7 @@ def main():
     mode.add_argument("--scale", action="store_true")
     mode.add_argument("--timers", action="store_true")
     mode.add_argument("--ablations", action="store_true")
+    mode.add_argument("--long-link", action="store_true")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args()
     documents = [(path, load(path)) for path in args.files]
@@ -335,6 +440,8 @@ def main():
         print_table(TIMERS_HEADER, timer_rows(documents))
     elif args.ablations:
         print_table(ABLATIONS_HEADER, ablation_rows(documents))
+    elif args.long_link:
+        print_table(LONG_LINK_HEADER, long_link_rows(documents))
     elif args.scale:
         print_table(SCALE_HEADER, [scale_row(d) for _, d in documents])
     else:

@@ -1,4 +1,5 @@
-"""sim/tables.py's ablation table on fixed documents: settings, changes and gains against DCTCP."""
+"""sim/tables.py's ablation and long-link tables on fixed documents: settings, changes, gains against
+DCTCP and the shares of the budget and parity."""
 
 import unittest
 
@@ -99,6 +100,51 @@ class AblationRowsTest(unittest.TestCase):
         with self.assertRaises(SystemExit) as raised:
             tables.ablation_rows([("a.json", first), ("b.json", first)])
         self.assertIn("b.json: a second document with `none`", str(raised.exception))
+
+
+def iteration_result(p50, p99, fct_p99=5000.0, rounds=3, wall_s=10.0):
+    return {"iteration_ms": {"p50": p50, "p99": p99, "mean": p50},
+            "gradient_fct_us": {"p99": fct_p99}, "dlcp": {"missing_reports": rounds},
+            "wall_s": wall_s}
+
+
+def two_site_document(results, rtt_ms=10, budget=0.01, parity=0, seed=1):
+    config = {"hosts": 16, "collective": "parameter_server", "seed": seed, "loss_budget": budget,
+              "long_link": {"rtt_ms": rtt_ms, "gbps": 200, "random_loss": 0, "burst_loss": 0.01,
+                            "burst_length": 4}}
+    if parity:
+        config["dlcp_parity_members"] = parity
+    return {"config": config, "results": results}
+
+
+class LongLinkRowsTest(unittest.TestCase):
+    def test_shares_are_the_time_without_the_mechanism_over_the_time_with_it(self):
+        base = two_site_document({"dlcp": iteration_result(40.0, 80.0, rounds=1234),
+                                  "dctcp": iteration_result(100.0, 160.0, fct_p99=20000.0,
+                                                            wall_s=30.0)})
+        no_budget = two_site_document({"dlcp": iteration_result(50.0, 80.0)}, budget=0)
+        parity = two_site_document({"dlcp": iteration_result(32.0, 100.0)}, parity=8)
+        two_ms = two_site_document({"dlcp": iteration_result(5.0, 6.0)}, rtt_ms=2)
+        rows = tables.long_link_rows(
+            [("p", parity), ("n", no_budget), ("b", base), ("t", two_ms)])
+        self.assertEqual(rows, [
+            "| 16 | ps | 2 | 1% in bursts of 4 | 1 | 5.00 / 6.00 | - | 5000 | - | 3 | - | - | - "
+            "| 10 |",
+            "| 16 | ps | 10 | 1% in bursts of 4 | 1 | 40.00 / 80.00 | 100.00 / 160.00 | 5000 "
+            "| 20000 | 1,234 | 2.50x | 1.25x / 1.00x | 1.25x / 0.80x | 10 / 30 |",
+        ])
+
+    def test_loss_patterns_read_as_the_docs_write_them(self):
+        self.assertEqual(tables.loss_pattern(
+            {"burst_loss": 0.01, "burst_length": 4, "random_loss": 0}), "1% in bursts of 4")
+        self.assertEqual(tables.loss_pattern(
+            {"burst_loss": 0, "burst_length": 4, "random_loss": 0.005}), "0.5% random")
+
+    def test_a_setting_without_its_base_document_is_refused(self):
+        with self.assertRaises(SystemExit) as raised:
+            tables.long_link_rows(
+                [("n.json", two_site_document({"dlcp": iteration_result(1, 2)}, budget=0))])
+        self.assertIn("n.json: no document with the default budget", str(raised.exception))
 
 
 if __name__ == "__main__":

@@ -16,10 +16,25 @@ enum class Scheme { kDlcp, kDctcp, kNewReno, kPfabric, kPias };
 const char* scheme_name(Scheme scheme);
 bool parse_scheme(const std::string& name, Scheme* scheme);
 
+// The long links between two sites (FabricConfig::sites = 2): spine k of site 0 is joined to spine
+// k of site 1, as the testbed joins them, each link with this delay, rate and loss.
+struct LongLinkConfig {
+  double rtt_ms = 10.0;      // the round trip the long link adds, half of it each way
+  double gbps = 200.0;       // each long link's rate
+  double random_loss = 0.0;  // share of frames lost independently
+  // Share of frames lost in bursts (a Gilbert-Elliott channel that loses every frame in its bad
+  // state) of burst_length frames on average.
+  double burst_loss = 0.0;
+  double burst_length = 4.0;
+};
+
 struct FabricConfig {
-  int leaves = 4;
+  // 1: one leaf-spine fabric. 2: the hosts and leaves split into two sites in index order, each
+  // with `spines` spines of its own, and the sites' spines joined pairwise by long links.
+  int sites = 1;
+  int leaves = 4;  // over all sites
   int hosts_per_leaf = 4;
-  int spines = 2;
+  int spines = 2;  // per site
   double host_link_gbps = 100.0;
   double fabric_link_gbps = 400.0;
   double link_delay_us = 1.0;
@@ -44,6 +59,7 @@ struct FabricConfig {
   // the policy does not know (the background), as the library's switch plan has it; false moves
   // that class up a band (--ablate best-effort-sharing), leaving best effort alone, last.
   bool best_effort_shared = true;
+  LongLinkConfig long_link;  // sites = 2 only
 
   int hosts() const { return leaves * hosts_per_leaf; }
 };
@@ -124,6 +140,17 @@ enum class GradientConnections {
   // as dlcp's send queue), and keeps Linux's window rules (tcp_socket.hpp).
   kPersistent,
 };
+// Where TCP's minimum retransmission timeout applies (TcpConfig::min_rto_us).
+enum class RtoFloor {
+  // RFC 6298's, as ns-3 has it: max(floor, srtt + 4 x rttvar). With a floor far below the round
+  // trip, as a data-centre floor is below a long link's, the timeout sits just above the round
+  // trip (which ns-3 measures in whole milliseconds), and a kept connection across the long link
+  // times out again and again (docs/simulation.md, "Transports").
+  kRfc6298,
+  // Linux's: srtt + max(floor, 4 x rttvar), never nearer the round trip than the floor.
+  kLinux,
+};
+
 // The consecutive timeouts after which a pFabric flow probes with one-byte segments: prob_cap_ in
 // the ns-2 scripts published with pFabric and PIAS.
 constexpr std::uint32_t kProbeAfterTimeouts = 5;
@@ -140,6 +167,8 @@ struct TcpConfig {
   EarlyFinClose early_fin_close = EarlyFinClose::kNs3;
   // A connection per message by default: every stored result was made so.
   GradientConnections gradient_connections = GradientConnections::kPerMessage;
+  // RFC 6298's by default: every stored one-site result was made with it.
+  RtoFloor rto_floor = RtoFloor::kRfc6298;
 };
 
 struct ScenarioConfig {

@@ -333,7 +333,7 @@ void DlcpTransport::send_frame(int from, int to, std::vector<std::uint8_t> frame
   transmit_frame(from, to, seq, frame);
   channel.unacked.emplace_back(seq, std::move(frame));
   if (!channel.retry.IsRunning()) {
-    channel.retry = ns3::Simulator::Schedule(micros(config_.control_retry_us),
+    channel.retry = ns3::Simulator::Schedule(control_retry(from, to),
                                              &DlcpTransport::on_control_retry, this, from, to);
   }
 }
@@ -358,6 +358,10 @@ void DlcpTransport::send_ack(int from, int to, std::uint32_t next_expected) {
   hosts_[static_cast<std::size_t>(from)]->control_socket->SendTo(packet, 0, destination);
 }
 
+ns3::Time DlcpTransport::control_retry(int from, int to) const {
+  return micros(config_.control_retry_us) + topology_.added_round_trip(from, to);
+}
+
 void DlcpTransport::on_control_retry(int from, int to) {
   Host::OutChannel& channel =
       hosts_[static_cast<std::size_t>(from)]->out[static_cast<std::size_t>(to)];
@@ -366,7 +370,7 @@ void DlcpTransport::on_control_retry(int from, int to) {
     transmit_frame(from, to, seq, frame);
     ++counters_.control_retransmissions;
   }
-  channel.retry = ns3::Simulator::Schedule(micros(config_.control_retry_us),
+  channel.retry = ns3::Simulator::Schedule(control_retry(from, to),
                                            &DlcpTransport::on_control_retry, this, from, to);
 }
 
@@ -399,7 +403,7 @@ void DlcpTransport::on_control_readable(ns3::Ptr<ns3::Socket> socket) {
       } else if (advanced) {
         channel.retry.Cancel();
         channel.retry =
-            ns3::Simulator::Schedule(micros(config_.control_retry_us),
+            ns3::Simulator::Schedule(control_retry(host_index, from),
                                      &DlcpTransport::on_control_retry, this, host_index, from);
       }
       continue;

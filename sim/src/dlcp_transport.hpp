@@ -12,7 +12,8 @@
 //    when the NIC is free, and wakes at the endpoint's next_send and next_timeout;
 //  - control frames, encoded as on the library's control connection, travel over UDP at the
 //    control DSCP through a reliable, in-order byte channel per host pair (sequence numbers,
-//    cumulative acks, retransmission every control_retry_us), as TCP carries them in the library;
+//    cumulative acks, retransmission every control_retry_us beyond the long link's round trip
+//    between sites), as TCP carries them in the library;
 //    the endpoint does not know;
 //  - completions: a receive that settles delivers the message to the workload; a failed one
 //    (a deadline: DlcpSimConfig::deadline_ms) or a lost peer is reported on stderr and in the
@@ -94,6 +95,10 @@ class DlcpTransport : public MessageTransport {
   void transmit_frame(int from, int to, std::uint32_t seq, const std::vector<std::uint8_t>& frame);
   void send_ack(int from, int to, std::uint32_t next_expected);
   void on_control_retry(int from, int to);
+  // control_retry_us beyond the pair's round trip, as TCP's timeout follows its round trip:
+  // between sites the long link's round trip is added, or every frame would be resent many
+  // times before its ack could come back.
+  ns3::Time control_retry(int from, int to) const;
 
   double line_rate_bytes() const { return topology_.host_rate_bps / 8.0; }
 

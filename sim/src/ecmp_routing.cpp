@@ -50,6 +50,10 @@ int EcmpRouting::choose_interface(ns3::Ipv4Address destination, const ns3::Ipv4H
   const int host = found->second;
   const int leaf = fabric_->leaf_of_host[static_cast<std::size_t>(host)];
   if (ports_.role == NodePorts::Role::kSpine) {
+    if (ports_.long_link >= 0 &&
+        fabric_->site_of_leaf[static_cast<std::size_t>(leaf)] != ports_.site) {
+      return static_cast<int>(ports_.long_link);
+    }
     return static_cast<int>(ports_.to_leaf[static_cast<std::size_t>(leaf)]);
   }
   if (leaf == ports_.leaf) return static_cast<int>(ports_.to_host.at(host));

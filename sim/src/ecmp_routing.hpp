@@ -4,6 +4,8 @@
 // ports) over its spine uplinks; a spine forwards to the destination's leaf. Because the hash
 // covers the ports, a TCP connection keeps one path (per-flow ECMP) while dlcp, which sprays its
 // packets over several UDP source ports exactly as the library does, spreads them over all paths.
+// With two sites a spine sends what is bound for the other site's leaves over its long link to the
+// other site's spine of the same index, which forwards it to the leaf.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@ namespace dlcp::sim {
 struct FabricMap {
   std::unordered_map<std::uint32_t, int> host_of_address;
   std::vector<int> leaf_of_host;
+  std::vector<int> site_of_leaf;  // empty with one site
 };
 
 // What one node needs to forward: interface indices and the neighbour's address on each.
@@ -29,7 +32,9 @@ struct NodePorts {
   int leaf = -1;                                   // kLeaf: its own index
   std::unordered_map<int, std::uint32_t> to_host;  // kLeaf: host -> interface
   std::vector<std::uint32_t> uplinks;              // kHost: the leaf; kLeaf: one per spine
-  std::vector<std::uint32_t> to_leaf;              // kSpine: leaf -> interface
+  std::vector<std::uint32_t> to_leaf;              // kSpine: leaf of its site -> interface
+  int site = 0;                                    // kSpine: its site
+  std::int64_t long_link = -1;  // kSpine: the interface to the other site's spine; -1: none
   std::unordered_map<std::uint32_t, ns3::Ipv4Address> neighbour;  // interface -> next hop
 };
 

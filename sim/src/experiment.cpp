@@ -58,8 +58,8 @@ void configure_tcp(const ScenarioConfig& scenario, Scheme scheme) {
   const double min_rto_us = pfabric ? tcp.pfabric_min_rto_us : tcp.min_rto_us;
   SetDefault("ns3::TcpSocket::ConnTimeout", ns3::TimeValue(micros(4 * min_rto_us)));
   SetDefault("ns3::TcpSocketBase::MinRto", ns3::TimeValue(micros(min_rto_us)));
-  // ns-3's default 1 ms clock granularity would floor every RTO at 1 ms.
-  SetDefault("ns3::TcpSocketBase::ClockGranularity", ns3::TimeValue(micros(1)));
+  SetDefault("ns3::TcpSocketBase::ClockGranularity",
+             ns3::TimeValue(rto_clock_granularity(tcp.rto_floor, micros(min_rto_us))));
   SetDefault("ns3::RttEstimator::InitialEstimation", ns3::TimeValue(micros(min_rto_us)));
   SetDefault("ns3::TcpSocket::InitialCwnd",
              ns3::UintegerValue(pfabric ? tcp.pfabric_initial_cwnd : 10));
@@ -76,6 +76,21 @@ std::string losses_json(const TcpLossCounters& c) {
   out << "{\"connections\":" << c.connections
       << ",\"syn_retransmissions\":" << c.syn_retransmissions() << ",\"timeouts\":" << c.timeouts
       << ",\"fast_recoveries\":" << c.fast_recoveries << ",\"probes\":" << c.probes << "}";
+  return out.str();
+}
+
+// Frames on the long links' wires and their losses, and their ports' counters (also among the
+// switches').
+std::string long_link_json(const Topology& topology) {
+  const LongLinkLossCounters wire = topology.long_link_loss_counters();
+  const PortCounters ports = topology.long_link_port_counters();
+  std::ostringstream out;
+  out << "{\"frames\":" << wire.frames << ",\"dropped_random\":" << wire.dropped_random
+      << ",\"dropped_burst\":" << wire.dropped_burst << ",\"bursts\":" << wire.bursts
+      << ",\"port_enqueued\":" << ports.enqueued
+      << ",\"port_dropped_drop_eligible\":" << ports.dropped_drop_eligible
+      << ",\"port_dropped_full\":" << ports.dropped_full << ",\"port_evicted\":" << ports.evicted
+      << ",\"port_ce_marked\":" << ports.marked << "}";
   return out.str();
 }
 
@@ -204,6 +219,9 @@ std::string run_scheme(const ScenarioConfig& scenario, Scheme scheme, const std:
     out << (band ? "," : "") << switches.enqueued_by_band[band];
   }
   out << "]}";
+  if (scenario.fabric.sites > 1) {
+    out << ",\"long_link\":" << long_link_json(topology);
+  }
   out << ",\"tcp\":{\"gradient\":" << losses_json(tcp.loss_counters(FlowKind::kGradient))
       << ",\"background\":" << losses_json(tcp.loss_counters(FlowKind::kBackground)) << "}";
   if (dlcp) {

@@ -38,9 +38,12 @@ void usage(std::ostream& out) {
          "                [--tcp-min-rto-us X] [--deadline-ms N] [--parity K]\n"
          "                [--compute-jitter X] [--pfabric-rto backoff|fixed|probe]\n"
          "                [--tcp-close ns3|rfc793] [--tcp-connections per-message|persistent]\n"
+         "                [--tcp-rto-floor rfc6298|linux]\n"
          "                [--eligible-threshold port|queue] [--dlcp-pacing peer|shared-band]\n"
          "                [--ablate LIST] [--merge FILE]... [--flows] [--progress-s X]\n"
-         "                [--list]\n"
+         "                [--long-link-rtt-ms X] [--long-link-random-loss P]\n"
+         "                [--long-link-burst-loss P] [--long-link-burst-length N]\n"
+         "                [--long-link-gbps X] [--list]\n"
          "--servers N sets the parameter servers (the other hosts are workers)\n"
          "--slicing largest-first assigns the servers' slices largest first (default: in layer\n"
          "order), each to the least loaded server; sharded cuts every layer over all servers,\n"
@@ -67,6 +70,9 @@ void usage(std::ostream& out) {
          "first) and with Linux's window rules (restart after idle, at least one segment), as\n"
          "training libraries keep theirs (default per-message: a connection, and a handshake,\n"
          "per message, as the DCTCP, pFabric and PIAS evaluations model flows)\n"
+         "--tcp-rto-floor linux keeps TCP's retransmission timeout at least the minimum RTO above\n"
+         "the smoothed round trip (srtt + max(floor, 4 x rttvar)), as Linux does; rfc6298 (the\n"
+         "default, but linux in the long-link scenarios) floors the whole timeout, as ns-3 does\n"
          "--eligible-threshold queue (the default) refuses a drop-eligible packet once its own\n"
          "band's queue holds more than the drop-eligible share (half) of the buffer, as the\n"
          "library's switch plan gives each class's drop-eligible packets a queue of their own;\n"
@@ -83,6 +89,12 @@ void usage(std::ostream& out) {
          "receiver-share (dlcp's receivers offer no fair share; senders pace by feedback only),\n"
          "best-effort-sharing (the policy's least urgent class moves up a band, leaving best\n"
          "effort alone in the lowest)\n"
+         "--long-link-rtt-ms X sets the round trip the long links between two sites add (the\n"
+         "long-link scenarios; default 10); --long-link-random-loss P loses a share P of their\n"
+         "frames at random, --long-link-burst-loss P a share P in bursts of\n"
+         "--long-link-burst-length N frames on average (default 0 and 0.01 in bursts of 4);\n"
+         "--long-link-gbps X sets each long link's rate (default: the links together carry\n"
+         "half a site's host capacity)\n"
          "--flows also writes every finished flow to <out>/<scenario>-<scheme>-flows.csv\n"
          "--progress-s X writes a progress line per scheme to stderr at most every X seconds\n"
          "(default 60; 0 turns them off)\n"
@@ -238,10 +250,23 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
           choose<GradientConnections>(flag, text,
                                       {{"per-message", GradientConnections::kPerMessage},
                                        {"persistent", GradientConnections::kPersistent}});
+    } else if (flag == "--tcp-rto-floor") {
+      s.tcp.rto_floor = choose<RtoFloor>(
+          flag, text, {{"rfc6298", RtoFloor::kRfc6298}, {"linux", RtoFloor::kLinux}});
     } else if (flag == "--dlcp-pacing") {
       s.dlcp.shared_band_pacer = choose<bool>(flag, text, {{"peer", false}, {"shared-band", true}});
     } else if (flag == "--eligible-threshold") {
       s.fabric.eligible_per_queue = choose<bool>(flag, text, {{"port", false}, {"queue", true}});
+    } else if (flag == "--long-link-rtt-ms") {
+      s.fabric.long_link.rtt_ms = to_number(flag, text);
+    } else if (flag == "--long-link-random-loss") {
+      s.fabric.long_link.random_loss = to_number(flag, text);
+    } else if (flag == "--long-link-burst-loss") {
+      s.fabric.long_link.burst_loss = to_number(flag, text);
+    } else if (flag == "--long-link-burst-length") {
+      s.fabric.long_link.burst_length = to_number(flag, text);
+    } else if (flag == "--long-link-gbps") {
+      s.fabric.long_link.gbps = to_number(flag, text);
     } else if (flag == "--parity") {
       s.dlcp.parity_members = to_count(flag, text);
     } else if (flag == "--deadline-ms") {
@@ -281,6 +306,12 @@ ScenarioConfig parse(int argc, char** argv, Options* options) {
     }
   }
   if (const std::string problem = invalid_setting(s); !problem.empty()) die(problem);
+  // A one-site scenario has no long link: accepting the options would mislabel the run.
+  for (const auto& [flag, text] : overrides) {
+    if (flag.rfind("--long-link-", 0) == 0 && s.fabric.sites < 2) {
+      die(flag + " applies only to the two-site scenarios (long-link-16, long-link-144)");
+    }
+  }
   // Ring all-reduce has no servers: accepting the option would mislabel the run's description.
   for (const char* server_option : {"--servers", "--slicing"}) {
     const bool set = std::any_of(overrides.begin(), overrides.end(),

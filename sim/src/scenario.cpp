@@ -77,10 +77,42 @@ ScenarioConfig scale_scenario(const std::string& name, int leaves, int hosts_per
   return s;
 }
 
+// Two sites of leaves x hosts_per_leaf / 2 hosts, each site a non-blocking leaf-spine, joined by
+// a long link per spine pair. The long links together carry half a site's host capacity (2:1, a
+// site's uplink to the other is narrower than its own fabric), so the background that crosses
+// them (half of it: its hosts are drawn at random) loads them as it loads the hosts' links. 10 ms
+// round trip and 1% of frames lost in bursts of 4, the testbed's long-link pattern; kept TCP
+// connections, as training libraries keep theirs (a handshake per message would cost the
+// baselines a round trip of the long link each), with Linux's RTO floor above the round trip (with
+// RFC 6298's a kept DCTCP connection across a 2 ms link timed out 2,617 times in three ring
+// iterations, a hundred times per burst lost, and took 40x longer); the safety stop allows for
+// round trips of 40 ms.
+ScenarioConfig long_link_scenario(const std::string& name, int leaves, int hosts_per_leaf,
+                                  int spines) {
+  ScenarioConfig s = scale_scenario(name, leaves, hosts_per_leaf, spines);
+  s.fabric.sites = 2;
+  const int site_hosts = s.fabric.hosts() / 2;
+  s.fabric.long_link.gbps = s.fabric.host_link_gbps * site_hosts / 2 / spines;
+  s.fabric.long_link.rtt_ms = 10;
+  s.fabric.long_link.burst_loss = 0.01;
+  s.fabric.long_link.burst_length = 4;
+  s.tcp.gradient_connections = GradientConnections::kPersistent;
+  s.tcp.rto_floor = RtoFloor::kLinux;
+  s.max_sim_ms = 60000;
+  s.description = std::to_string(s.fabric.hosts()) + " hosts at 100 Gbit/s in two sites of " +
+                  std::to_string(site_hosts) + ", joined by " + std::to_string(spines) +
+                  " long links of " + json::number(s.fabric.long_link.gbps) +
+                  " Gbit/s (10 ms round trip, 1% of frames lost in bursts of 4), parameter "
+                  "server (ResNet-50), web-search background at 30% load, kept TCP connections "
+                  "with Linux's RTO floor";
+  return s;
+}
+
 }  // namespace
 
 std::vector<std::string> scenario_names() {
-  return {"small", "small-ring", "scale-16", "scale-48", "paper-144"};
+  return {"small",     "small-ring",   "scale-16",     "scale-48",
+          "paper-144", "long-link-16", "long-link-144"};
 }
 
 bool named_scenario(const std::string& name, ScenarioConfig* scenario) {
@@ -103,10 +135,31 @@ bool named_scenario(const std::string& name, ScenarioConfig* scenario) {
     *scenario = scale_scenario(name, 6, 8, 4);
   } else if (name == "paper-144") {
     *scenario = scale_scenario(name, 9, 16, 4);
+  } else if (name == "long-link-16") {
+    *scenario = long_link_scenario(name, 4, 4, 2);
+  } else if (name == "long-link-144") {
+    *scenario = long_link_scenario(name, 12, 12, 4);
   } else {
     return false;
   }
   return true;
+}
+
+std::string invalid_long_link(const LongLinkConfig& l) {
+  // The same bounds as `dlcp demo`'s long-link options.
+  if (!(l.rtt_ms > 0 && l.rtt_ms <= 2000)) return "--long-link-rtt-ms must lie in (0, 2000]";
+  if (!(l.random_loss >= 0 && l.random_loss <= 0.5)) {
+    return "--long-link-random-loss must lie in [0, 0.5]";
+  }
+  if (!(l.burst_loss >= 0 && l.burst_loss <= 0.5)) {
+    return "--long-link-burst-loss must lie in [0, 0.5]";
+  }
+  // A burst is at least the one frame that starts it.
+  if (!(l.burst_length >= 1 && l.burst_length <= 1000)) {
+    return "--long-link-burst-length must lie in [1, 1000]";
+  }
+  if (!(l.gbps >= 0.001 && l.gbps <= 100000)) return "--long-link-gbps must lie in [0.001, 100000]";
+  return "";
 }
 
 std::string invalid_setting(const ScenarioConfig& s) {
@@ -143,6 +196,11 @@ std::string invalid_setting(const ScenarioConfig& s) {
   if (!(f.link_delay_us >= 0.001 && f.link_delay_us <= 100000)) {
     return "--link-delay-us must lie in [0.001, 100000]";
   }
+  if (f.sites > 1) {
+    if (const std::string problem = invalid_long_link(f.long_link); !problem.empty()) {
+      return problem;
+    }
+  }
   // DCTCP needs room above its marking threshold K, and drop-eligible packets need a whole frame.
   const std::uint64_t least = f.ecn_mark_bytes_per_100g + 2ull * f.mtu_bytes;
   if (f.buffer_bytes_per_100g < least) {
@@ -159,6 +217,16 @@ std::string scenario_json(const ScenarioConfig& s) {
   const WorkloadConfig& w = s.workload;
   // Written only when changed, so that documents from before the option still merge.
   const std::string best_effort = f.best_effort_shared ? "" : ",\"best_effort_shared\":false";
+  std::string long_link;
+  if (f.sites > 1) {
+    const LongLinkConfig& l = f.long_link;
+    long_link = ",\"sites\":" + std::to_string(f.sites) +
+                ",\"long_link\":{\"rtt_ms\":" + json::number(l.rtt_ms) +
+                ",\"gbps\":" + json::number(l.gbps) +
+                ",\"random_loss\":" + json::number(l.random_loss) +
+                ",\"burst_loss\":" + json::number(l.burst_loss) +
+                ",\"burst_length\":" + json::number(l.burst_length) + "}";
+  }
   const std::string pacing = s.dlcp.shared_band_pacer ? ",\"dlcp_pacing\":\"shared_band\"" : "";
   const std::string deadline = s.dlcp.deadline_ms == DlcpSimConfig{}.deadline_ms
                                    ? ""
@@ -171,10 +239,12 @@ std::string scenario_json(const ScenarioConfig& s) {
   if (s.tcp.pfabric_timer == RetransmitTimer::kProbe) pfabric_rto = ",\"pfabric_rto\":\"probe\"";
   const std::string tcp_close =
       s.tcp.early_fin_close == EarlyFinClose::kRfc793 ? ",\"tcp_close\":\"rfc793\"" : "";
+  const std::string rto_floor =
+      s.tcp.rto_floor == RtoFloor::kLinux ? ",\"tcp_rto_floor\":\"linux\"" : "";
   const std::string tcp_connections = s.tcp.gradient_connections == GradientConnections::kPersistent
                                           ? ",\"tcp_connections\":\"persistent\""
                                           : "";
-  out << "{\"hosts\":" << f.hosts() << ",\"leaves\":" << f.leaves
+  out << "{\"hosts\":" << f.hosts() << long_link << ",\"leaves\":" << f.leaves
       << ",\"hosts_per_leaf\":" << f.hosts_per_leaf << ",\"spines\":" << f.spines
       << ",\"host_link_gbps\":" << json::number(f.host_link_gbps)
       << ",\"fabric_link_gbps\":" << json::number(f.fabric_link_gbps)
@@ -204,7 +274,7 @@ std::string scenario_json(const ScenarioConfig& s) {
       << ",\"dlcp_paths\":" << s.dlcp.paths
       << ",\"tcp_min_rto_us\":" << json::number(s.tcp.min_rto_us)
       << ",\"pfabric_min_rto_us\":" << json::number(s.tcp.pfabric_min_rto_us) << pfabric_rto
-      << tcp_close << tcp_connections << ",\"seed\":" << s.seed
+      << tcp_close << tcp_connections << rto_floor << ",\"seed\":" << s.seed
       << ",\"model_revision\":" << kModelRevision << "}";
   return out.str();
 }

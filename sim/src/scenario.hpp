@@ -1,4 +1,5 @@
-// Named scenarios: `small` for CI, `scale-16`/`scale-48`/`paper-144` for the scale table.
+// Named scenarios: `small` for CI, `scale-16`/`scale-48`/`paper-144` for the scale table,
+// `long-link-16`/`long-link-144` for two sites over a long, lossy link.
 #pragma once
 
 #include <string>
@@ -38,6 +39,8 @@ constexpr int kModelRevision = 12;
 std::vector<std::string> scenario_names();
 // Returns false for an unknown name.
 bool named_scenario(const std::string& name, ScenarioConfig* scenario);
+// Why the long link's settings cannot be simulated (a sentence naming the option), or "".
+std::string invalid_long_link(const LongLinkConfig& long_link);
 // Why the settings cannot be simulated (a sentence naming the option), or "" when they can.
 std::string invalid_setting(const ScenarioConfig& scenario);
 // The scenario's settings as a JSON object (what was simulated, for the results file).

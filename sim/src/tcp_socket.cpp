@@ -89,6 +89,10 @@ bool SimTcpSocket::next_segment_is_empty() const {
   return m_txBuffer->NextSeg(&next, &high, recovery) && high == next;
 }
 
+ns3::Time rto_clock_granularity(RtoFloor floor, ns3::Time min_rto) {
+  return floor == RtoFloor::kLinux ? min_rto : ns3::MicroSeconds(1);
+}
+
 std::uint32_t restart_window(std::uint32_t cwnd, std::uint32_t initial_window, ns3::Time idle,
                              ns3::Time rto) {
   const std::uint32_t restart = std::min(initial_window, cwnd);

@@ -81,6 +81,11 @@ class SimTcpSocket : public ns3::TcpSocketBase {
 std::uint32_t restart_window(std::uint32_t cwnd, std::uint32_t initial_window, ns3::Time idle,
                              ns3::Time rto);
 
+// ns-3's RTO is max(MinRto, srtt + max(ClockGranularity, 4 x rttvar)). The granularity that gives
+// `floor`'s rule for a minimum RTO of `min_rto`: 1 us for RFC 6298's (ns-3's default of 1 ms would
+// floor every RTO at 1 ms), `min_rto` itself for Linux's srtt + max(min_rto, 4 x rttvar).
+ns3::Time rto_clock_granularity(RtoFloor floor, ns3::Time min_rto);
+
 // A TCP socket on `node` of the congestion control, recovery and RTT estimator the node's
 // TcpL4Protocol is configured with (as TcpSocketFactory makes them): a SimTcpSocket for kBackoff,
 // a PfabricTcpSocket otherwise. Its forks (accepted connections) keep `timer` and `close`.

@@ -1,5 +1,6 @@
 #include "topology.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "dscp_classifier.hpp"
@@ -7,6 +8,7 @@
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-address-helper.h"
 #include "ns3/point-to-point-helper.h"
+#include "ns3/pointer.h"
 #include "ns3/string.h"
 #include "ns3/traffic-control-helper.h"
 #include "ns3/uinteger.h"
@@ -58,6 +60,11 @@ ns3::Ptr<DropPrecedenceQueueDisc> install_port(ns3::Ptr<ns3::NetDevice> device,
   return port;
 }
 
+std::uint32_t interface_of(ns3::Ptr<ns3::NetDevice> device) {
+  auto ipv4 = device->GetNode()->GetObject<ns3::Ipv4>();
+  return static_cast<std::uint32_t>(ipv4->GetInterfaceForDevice(device));
+}
+
 PortCounters sum_counters(const std::vector<ns3::Ptr<DropPrecedenceQueueDisc>>& ports) {
   PortCounters total;
   for (const auto& port : ports) {
@@ -76,7 +83,53 @@ PortCounters sum_counters(const std::vector<ns3::Ptr<DropPrecedenceQueueDisc>>& 
   return total;
 }
 
+// Joins spine k of site 0 to spine k of site 1 (two sites) by a long link: a point-to-point link
+// with the long link's rate and one-way delay, a switch port at each end, and its loss on each
+// receiving device, each direction drawing from its own stream of the run's seed.
+void add_long_links(const FabricConfig& fabric, const library::Policy& policy,
+                    const PortBehaviour& behaviour, std::uint64_t seed,
+                    ns3::Ipv4AddressHelper& addresses, std::vector<NodePorts>& spine_ports,
+                    Topology& topo) {
+  const LongLinkConfig& config = fabric.long_link;
+  ns3::PointToPointHelper link;
+  link.SetDeviceAttribute("DataRate", ns3::StringValue(std::to_string(config.gbps) + "Gbps"));
+  link.SetDeviceAttribute("Mtu", ns3::UintegerValue(fabric.mtu_bytes));
+  link.SetChannelAttribute("Delay",
+                           ns3::TimeValue(ns3::NanoSeconds(one_way_delay_ns(config.rtt_ms))));
+  link.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns3::StringValue("1p"));
+  const PortLimits port = switch_port_limits(fabric, behaviour, config.gbps);
+  for (int k = 0; k < fabric.spines; ++k) {
+    const int near = k;
+    const int far = fabric.spines + k;
+    ns3::NetDeviceContainer devices = link.Install(topo.spines.Get(near), topo.spines.Get(far));
+    for (int end = 0; end < 2; ++end) {
+      topo.switch_ports.push_back(
+          install_port(devices.Get(end), port, behaviour.evict_lower_priority, policy));
+      topo.long_link_ports.push_back(topo.switch_ports.back());
+      auto loss = ns3::CreateObject<LongLinkLoss>();
+      // Streams apart from the gray spine's ((seed << 16) + leaf).
+      loss->configure(config.random_loss, config.burst_loss, config.burst_length,
+                      (seed << 16) + 0x8000u + 2u * static_cast<std::uint64_t>(k) +
+                          static_cast<std::uint64_t>(end));
+      devices.Get(end)->SetAttribute("ReceiveErrorModel", ns3::PointerValue(loss));
+      topo.long_link_losses.push_back(loss);
+    }
+    ns3::Ipv4InterfaceContainer ifaces = addresses.Assign(devices);
+    addresses.NewNetwork();
+    for (int end = 0; end < 2; ++end) {
+      NodePorts& spine = spine_ports[static_cast<std::size_t>(end == 0 ? near : far)];
+      const std::uint32_t interface = interface_of(devices.Get(end));
+      spine.long_link = interface;
+      spine.neighbour[interface] = ifaces.GetAddress(static_cast<std::uint32_t>(1 - end));
+    }
+  }
+}
+
 }  // namespace
+
+std::int64_t one_way_delay_ns(double rtt_ms) {
+  return std::llround(rtt_ms * 1e6 / 2.0);
+}
 
 PortCounters Topology::switch_counters() const {
   return sum_counters(switch_ports);
@@ -86,13 +139,29 @@ PortCounters Topology::gray_counters() const {
   return sum_counters(gray_ports);
 }
 
+PortCounters Topology::long_link_port_counters() const {
+  return sum_counters(long_link_ports);
+}
+
+LongLinkLossCounters Topology::long_link_loss_counters() const {
+  LongLinkLossCounters total;
+  for (const auto& loss : long_link_losses) {
+    const LongLinkLossCounters& c = loss->counters();
+    total.frames += c.frames;
+    total.dropped_random += c.dropped_random;
+    total.dropped_burst += c.dropped_burst;
+    total.bursts += c.bursts;
+  }
+  return total;
+}
+
 Topology build_topology(const FabricConfig& fabric, const library::Policy& policy,
                         const PortBehaviour& behaviour, std::uint64_t seed) {
   Topology topo;
   const int num_hosts = fabric.hosts();
   topo.hosts.Create(static_cast<std::uint32_t>(num_hosts));
   topo.leaves.Create(static_cast<std::uint32_t>(fabric.leaves));
-  topo.spines.Create(static_cast<std::uint32_t>(fabric.spines));
+  topo.spines.Create(static_cast<std::uint32_t>(fabric.sites * fabric.spines));
   topo.host_rate_bps = fabric.host_link_gbps * 1e9;
   topo.bands = policy.switch_bands(/*best_effort_alone=*/!behaviour.share_best_effort);
 
@@ -127,24 +196,26 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
   auto fabric_map = std::make_shared<FabricMap>();
   std::vector<NodePorts> host_ports(static_cast<std::size_t>(num_hosts));
   std::vector<NodePorts> leaf_ports(static_cast<std::size_t>(fabric.leaves));
-  std::vector<NodePorts> spine_ports(static_cast<std::size_t>(fabric.spines));
+  std::vector<NodePorts> spine_ports(static_cast<std::size_t>(fabric.sites * fabric.spines));
+  const int leaves_per_site = fabric.leaves / fabric.sites;
   for (int l = 0; l < fabric.leaves; ++l) {
     leaf_ports[l].role = NodePorts::Role::kLeaf;
     leaf_ports[l].leaf = l;
   }
-  for (auto& spine : spine_ports) {
-    spine.role = NodePorts::Role::kSpine;
-    spine.to_leaf.resize(static_cast<std::size_t>(fabric.leaves));
+  for (std::size_t s = 0; s < spine_ports.size(); ++s) {
+    spine_ports[s].role = NodePorts::Role::kSpine;
+    spine_ports[s].site = static_cast<int>(s) / fabric.spines;
+    spine_ports[s].to_leaf.resize(static_cast<std::size_t>(fabric.leaves));
+  }
+  if (fabric.sites > 1) {
+    for (int l = 0; l < fabric.leaves; ++l) fabric_map->site_of_leaf.push_back(l / leaves_per_site);
   }
 
   ns3::Ipv4AddressHelper addresses("10.0.0.0", "255.255.255.252");
-  auto interface_of = [](ns3::Ptr<ns3::NetDevice> device) {
-    auto ipv4 = device->GetNode()->GetObject<ns3::Ipv4>();
-    return static_cast<std::uint32_t>(ipv4->GetInterfaceForDevice(device));
-  };
 
   topo.host_address.resize(static_cast<std::size_t>(num_hosts));
   topo.leaf_of_host.resize(static_cast<std::size_t>(num_hosts));
+  topo.site_of_host.resize(static_cast<std::size_t>(num_hosts));
   for (int h = 0; h < num_hosts; ++h) {
     const int leaf = h / fabric.hosts_per_leaf;
     ns3::NetDeviceContainer devices = host_link.Install(topo.hosts.Get(h), topo.leaves.Get(leaf));
@@ -156,6 +227,7 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
     addresses.NewNetwork();
     topo.host_address[h] = ifaces.GetAddress(0);
     topo.leaf_of_host[h] = leaf;
+    topo.site_of_host[h] = leaf / leaves_per_site;
     fabric_map->host_of_address[ifaces.GetAddress(0).Get()] = h;
 
     const std::uint32_t host_if = interface_of(devices.Get(0));
@@ -168,7 +240,8 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
   fabric_map->leaf_of_host = topo.leaf_of_host;
 
   for (int l = 0; l < fabric.leaves; ++l) {
-    for (int s = 0; s < fabric.spines; ++s) {
+    const int first_spine = l / leaves_per_site * fabric.spines;  // of the leaf's own site
+    for (int s = first_spine; s < first_spine + fabric.spines; ++s) {
       ns3::NetDeviceContainer devices = fabric_link.Install(topo.leaves.Get(l), topo.spines.Get(s));
       for (int end = 0; end < 2; ++end) {
         topo.switch_ports.push_back(
@@ -191,6 +264,10 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
       spine_ports[s].neighbour[spine_if] = ifaces.GetAddress(0);
     }
   }
+  if (fabric.sites > 1) {
+    topo.long_link_round_trip = 2 * ns3::NanoSeconds(one_way_delay_ns(fabric.long_link.rtt_ms));
+    add_long_links(fabric, policy, behaviour, seed, addresses, spine_ports, topo);
+  }
 
   auto configure = [&](ns3::Ptr<ns3::Node> node, NodePorts ports, std::uint32_t salt) {
     auto routing =
@@ -203,7 +280,7 @@ Topology build_topology(const FabricConfig& fabric, const library::Policy& polic
   for (int l = 0; l < fabric.leaves; ++l) {
     configure(topo.leaves.Get(l), leaf_ports[l], 0x1000u + static_cast<std::uint32_t>(l));
   }
-  for (int s = 0; s < fabric.spines; ++s) {
+  for (int s = 0; s < fabric.sites * fabric.spines; ++s) {
     configure(topo.spines.Get(s), spine_ports[s], 0x2000u + static_cast<std::uint32_t>(s));
   }
   return topo;

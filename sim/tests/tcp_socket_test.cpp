@@ -2,7 +2,9 @@
 // ns-3's own socket, and the SimTcpSocket with EarlyFinClose::kNs3, leave the receiver in
 // CLOSE_WAIT for good; with kRfc793 it closes. Then the window's restart after idle: its
 // arithmetic on fixed inputs, and a kept connection that sends, idles and sends again; and a
-// DCTCP connection that sends again after marks cut its window below one segment.
+// DCTCP connection that sends again after marks cut its window below one segment. And the RTO
+// floor's rules: RFC 6298's floors the whole timeout, Linux's keeps it the floor above the round
+// trip.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -412,6 +414,59 @@ TEST(SimTcpSocket, FillsTheReceiversWindowExactlyWithoutSendingAnEmptySegment) {
   ns3::Simulator::Run();
   ns3::Simulator::Destroy();
   EXPECT_EQ(received, kMessage);
+}
+
+TEST(RtoFloor, GranularityIsTheFloorForLinuxAndAMicrosecondForRfc6298) {
+  EXPECT_EQ(rto_clock_granularity(RtoFloor::kLinux, MicroSeconds(200)), MicroSeconds(200));
+  EXPECT_EQ(rto_clock_granularity(RtoFloor::kRfc6298, MicroSeconds(200)), MicroSeconds(1));
+}
+
+// The sender's RTO after a 40-segment message on the two-host link with a 200 us minimum RTO
+// under `floor`'s rule, and its last round-trip sample then.
+std::pair<ns3::Time, ns3::Time> rto_after_a_message(RtoFloor floor) {
+  const TwoHostLink link = make_two_host_link(nullptr, nullptr);
+  auto make = [floor](ns3::Ptr<ns3::Node> node) {
+    ns3::Ptr<ns3::Socket> socket =
+        create_tcp_socket(node, RetransmitTimer::kBackoff, EarlyFinClose::kNs3);
+    socket->SetAttribute("SegmentSize", ns3::UintegerValue(kSegmentBytes));
+    socket->SetAttribute("MinRto", ns3::TimeValue(MicroSeconds(200)));
+    socket->SetAttribute("ClockGranularity",
+                         ns3::TimeValue(rto_clock_granularity(floor, MicroSeconds(200))));
+    return socket;
+  };
+  auto listener = make(link.nodes.Get(1));
+  listener->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), kPort));
+  listener->Listen();
+  auto sender = make(link.nodes.Get(0));
+  ns3::Time rto;
+  ns3::Time srtt;
+  sender->TraceConnectWithoutContext(
+      "RTO", ns3::MakeBoundCallback(
+                 +[](ns3::Time* last, ns3::Time, ns3::Time now) { *last = now; }, &rto));
+  sender->TraceConnectWithoutContext(
+      "RTT", ns3::MakeBoundCallback(
+                 +[](ns3::Time* last, ns3::Time, ns3::Time now) { *last = now; }, &srtt));
+  sender->Bind();
+  const ns3::InetSocketAddress server(link.interfaces.GetAddress(1), kPort);
+  ns3::Simulator::ScheduleNow([sender, server] {
+    sender->Connect(server);
+    sender->Send(ns3::Create<ns3::Packet>(40 * kSegmentBytes));
+  });
+  ns3::Simulator::Stop(ns3::MilliSeconds(20));
+  ns3::Simulator::Run();
+  ns3::Simulator::Destroy();
+  return {rto, srtt};
+}
+
+TEST(RtoFloor, Rfc6298FloorsTheWholeTimeoutAndLinuxAddsItToTheRoundTrip) {
+  // ns-3's timestamps count milliseconds, so it measures this 20 us round trip as 1 us; the
+  // variation of equal samples stays far below the floor.
+  const auto [rfc_rto, rfc_rtt] = rto_after_a_message(RtoFloor::kRfc6298);
+  EXPECT_EQ(rfc_rtt, MicroSeconds(1));
+  EXPECT_EQ(rfc_rto, MicroSeconds(200));  // max(floor, srtt + 4 x rttvar)
+  const auto [linux_rto, linux_rtt] = rto_after_a_message(RtoFloor::kLinux);
+  EXPECT_EQ(linux_rtt, MicroSeconds(1));
+  EXPECT_EQ(linux_rto, MicroSeconds(200) + linux_rtt);  // srtt + max(floor, 4 x rttvar)
 }
 
 }  // namespace
