@@ -185,13 +185,18 @@ void Endpoint::shut_down(const std::string& why) {
   }
 }
 
-std::optional<std::string> Endpoint::refusal(bool is_send) const {
-  if (!shut_down_.empty()) {
-    return shut_down_ +
+std::optional<std::string> closed_refusal(const std::string& shut_down, const std::string& aborted,
+                                          bool is_send) {
+  if (!shut_down.empty()) {
+    return shut_down +
            (is_send ? " before the message was sent" : " before the receive was posted");
   }
-  if (!aborted_.empty()) return "transport aborted: " + aborted_;
+  if (!aborted.empty()) return "transport aborted: " + aborted;
   return std::nullopt;
+}
+
+std::optional<std::string> Endpoint::refusal(bool is_send) const {
+  return closed_refusal(shut_down_, aborted_, is_send);
 }
 
 void Endpoint::add_counters(TransportCounters& c) const {

@@ -191,6 +191,11 @@ void check_request(int peer, int rank, int world_size, std::size_t floats,
                    const MessageOptions& options);
 void check_send(const SendRequest& request, int world_size, std::uint16_t path_stride);
 
+// Why no request may be posted to a transport that was shut down (`shut_down` names why) or
+// aborted (`aborted`), or nothing when neither: the same words over UDP and the local path.
+std::optional<std::string> closed_refusal(const std::string& shut_down, const std::string& aborted,
+                                          bool is_send);
+
 class Endpoint {
  public:
   explicit Endpoint(const EndpointOptions& options);

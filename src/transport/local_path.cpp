@@ -31,12 +31,7 @@ int LocalPath::wake_fd(int rank) const {
 }
 
 std::optional<std::string> LocalPath::refusal(bool is_send) const {
-  if (!shut_down_.empty()) {
-    return shut_down_ +
-           (is_send ? " before the message was sent" : " before the receive was posted");
-  }
-  if (!aborted_.empty()) return "transport aborted: " + aborted_;
-  return std::nullopt;
+  return protocol::closed_refusal(shut_down_, aborted_, is_send);
 }
 
 void LocalPath::post_send(protocol::SendRequest request, std::uint16_t packet_floats,
