@@ -159,11 +159,8 @@ struct TransportOptions {
   // anonymous (memfd) and handed over only after the job-key proof, so nothing is left behind
   // after a crash and no other job or user can map them (docs/protocol.md, "The local path").
   // Off where loss injection is on (`inject`), a diagnostic of the UDP path. Peers running a dlcp
-  // older than the local path refuse its handshake field. Off by default for now: in a job that
-  // mixes local peers with remote ones over a lossy network (the testbed's parameter server, a
-  // worker and a server per host), UDP messages stalled short of their last packets; all-local
-  // jobs (one host) are unaffected.
-  bool local_path = false;
+  // older than the local path refuse its handshake field.
+  bool local_path = true;
   PolicyOptions policy;
   RateControlOptions rate;
   LossInjectionOptions inject;

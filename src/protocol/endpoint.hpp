@@ -217,6 +217,13 @@ class Endpoint {
   // Applications' requests; a refusal comes back as a failed completion.
   void post_send(SendRequest request, TimePoint now);
   void post_receive(ReceiveRequest request, TimePoint now);
+  // A receive of `key` that another, loss-free path carries (the driver's local path), as a
+  // member of its budget group (options.budget_group; nothing when 0): it counts as posted and
+  // arriving whole, with the allowance of its budget, so that the group's UDP members can settle
+  // on the group's budget. Returns why the group refuses it (the request then fails), or nothing.
+  std::optional<std::string> join_group_lossless(const MessageKey& key,
+                                                 const MessageOptions& options,
+                                                 std::uint32_t total_floats, TimePoint now);
 
   // Sending: the next burst the send queue and the pacers allow now (false: none), and what the
   // driver made of it (Burst::run_sent).

@@ -50,6 +50,27 @@ void Endpoint::post_receive(ReceiveRequest request, TimePoint now) {
   replay_early(ref, now);
 }
 
+std::optional<std::string> Endpoint::join_group_lossless(const MessageKey& key,
+                                                         const MessageOptions& options,
+                                                         std::uint32_t total_floats,
+                                                         TimePoint now) {
+  const std::uint64_t id = options.budget_group;
+  if (id == 0) return std::nullopt;
+  if (std::string refused = groups_.join(id, options.budget_group_size, key, total_floats);
+      !refused.empty()) {
+    return refused;
+  }
+  // It will arrive whole, so its budget is all slack for the others, as a UDP member's that
+  // arrived whole (the receiver's budget applies: both ends of one collective post the same).
+  groups_.on_received(id, total_floats);
+  groups_.on_allowed(
+      id, 0,
+      policy::allowed_missing_entries(total_floats, policy::budget_ppm(options.loss_budget)));
+  groups_.leave(id, key);
+  settle_group(id, now);
+  return std::nullopt;
+}
+
 void Endpoint::replay_early(Incoming& message, TimePoint now) {
   const MessageKey key = message.key;
   std::optional<EarlyArrivals> early = early_.take(key);

@@ -211,11 +211,22 @@ void Engine::recv(int peer, std::uint64_t message_id, std::span<float> values,
     holder->token = remember(std::move(done));
     const auto rank = static_cast<std::size_t>(holder->key.peer);
     // Until its handshake says which path a peer takes, its receives wait on the local path.
-    if (local_.linked(holder->key.peer) ||
-        (local_enabled_ && (known_[rank] == 0 || awaiting_local_[rank]))) {
-      local_.post_receive(std::move(*holder), SteadyClock::now());
+    const TimePoint now = SteadyClock::now();
+    if (local_.linked(holder->key.peer)) {
+      if (const auto refused = join_group_locally(*holder, now)) {
+        protocol::Completed failed{holder->token,
+                                   false,
+                                   {},
+                                   Error(ErrorCode::kInvalidArgument, holder->key.peer, *refused)};
+        deliver(failed);
+        return;
+      }
+      local_.post_receive(std::move(*holder), now);
+    } else if (local_enabled_ && (known_[rank] == 0 || awaiting_local_[rank])) {
+      // Parked: it joins its budget group once the path is known (link_local or take_parked).
+      local_.post_receive(std::move(*holder), now);
     } else {
-      endpoint_.post_receive(std::move(*holder), SteadyClock::now());
+      endpoint_.post_receive(std::move(*holder), now);
     }
   });
 }

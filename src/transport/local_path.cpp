@@ -123,6 +123,23 @@ std::vector<protocol::ReceiveRequest> LocalPath::take_parked(int rank, TimePoint
   return parked;
 }
 
+std::vector<protocol::ReceiveRequest> LocalPath::grouped_receives(int rank) const {
+  std::vector<protocol::ReceiveRequest> grouped;
+  for (const auto& [id, message] : peers_[static_cast<std::size_t>(rank)].incoming) {
+    if (message.options.budget_group == 0) continue;
+    protocol::ReceiveRequest request;
+    request.key = {rank, id};
+    request.total_floats = static_cast<std::uint32_t>(message.values.size());
+    request.options = message.options;
+    grouped.push_back(request);
+  }
+  return grouped;
+}
+
+void LocalPath::fail_receive(int rank, std::uint64_t id, ErrorCode code, const std::string& why) {
+  fail_incoming(peer(rank), id, code, why);
+}
+
 void LocalPath::pump(TimePoint now) {
   for (Peer& p : peers_) {
     if (!p.link || p.failure) continue;

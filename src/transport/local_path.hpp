@@ -52,6 +52,11 @@ class LocalPath {
   // Parked receives of a peer that turned out to be reached over UDP, their deadlines shortened
   // by the time they waited here.
   std::vector<protocol::ReceiveRequest> take_parked(int rank, TimePoint now);
+  // The posted receives from `rank` that belong to a budget group (their tokens left out), for
+  // the driver to join them to their groups when the peer's link completes.
+  std::vector<protocol::ReceiveRequest> grouped_receives(int rank) const;
+  // The receive of message `id` from `rank` fails with `why` (the driver refused it).
+  void fail_receive(int rank, std::uint64_t id, ErrorCode code, const std::string& why);
 
   // Moves what the rings allow: reads every peer's records, writes ours. Wakes peers as needed.
   void pump(TimePoint now);

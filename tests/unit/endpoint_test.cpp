@@ -217,6 +217,43 @@ TEST(Endpoint, BudgetSettlesWithoutTheLostDropEligiblePackets) {
   EXPECT_EQ(wire.done_a[0].result.stats.completion, Completion::kBoundReached);
 }
 
+// A budget group whose other member another path carries loss-free (the local path): until that
+// member joins, the UDP member, missing only what its budget allows, waits for the group; once it
+// joins, the member settles on the group's budget.
+TEST(Endpoint, AGroupMemberCarriedLosslessElsewhereLetsTheOthersSettle) {
+  for (const bool joined : {false, true}) {
+    Wire wire;
+    int dropped = 0;  // the first two drop-eligible packets: 200 of the 500 entries allowed
+    wire.drop = [&](const wire::DataHeader& h) {
+      return h.round == 0 && !h.is_protected() && dropped < 2 && ++dropped > 0;
+    };
+    const auto sent = ramp(10'000);
+    std::vector<float> got(sent.size(), 0.0f);
+    ReceiveRequest member = receive_of(got, 0.05);
+    member.options.budget_group = 9;
+    member.options.budget_group_size = 2;
+    if (joined) {
+      MessageOptions local = member.options;
+      EXPECT_FALSE(wire.b.join_group_lossless({0, 43}, local, 10'000, wire.now));
+      // The group is full now: a third member is refused, and so is another size.
+      local.budget_group_size = 3;
+      EXPECT_TRUE(wire.b.join_group_lossless({0, 44}, local, 10'000, wire.now));
+    }
+    wire.b.post_receive(member, wire.now);
+    wire.a.post_send(send_of(sent, 0.05), wire.now);
+    wire.run(wire.now + milliseconds(500));
+    if (!joined) {
+      EXPECT_TRUE(wire.done_b.empty()) << "settled without every member of its group";
+      continue;
+    }
+    ASSERT_EQ(wire.done_b.size(), 1u);
+    ASSERT_FALSE(wire.done_b[0].error);
+    EXPECT_EQ(wire.done_b[0].result.stats.completion, Completion::kBoundReached);
+    EXPECT_EQ(wire.done_b[0].result.stats.entries_missing, 200u);
+    EXPECT_EQ(wire.done_b[0].result.stats.rounds, 0u);
+  }
+}
+
 TEST(Endpoint, ReceiveFailsExactlyAtItsDeadline) {
   Wire wire;
   std::vector<float> got(1000);
