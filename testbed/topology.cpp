@@ -23,6 +23,12 @@ std::vector<std::string> all_namespaces(const TestbedOptions& options) {
   return names;
 }
 
+int host_of_process(int process, int workers, int hosts) {
+  if (process >= workers) return (process - workers) % hosts;
+  if (workers <= hosts) return process;
+  return static_cast<int>(static_cast<long long>(process) * hosts / workers);
+}
+
 std::string host_address(int host) {
   return "10.0.0." + std::to_string(host + 1);
 }

@@ -27,6 +27,12 @@ int site_of_host(const TestbedOptions& options, int host);
 // Every namespace the testbed creates, hosts first.
 std::vector<std::string> all_namespaces(const TestbedOptions& options);
 
+// The host of a job's process `process` (its workers first, then its servers) on `hosts` hosts:
+// workers fill the hosts in consecutive blocks (as torchrun numbers a node's ranks, so that ring
+// neighbours share a host where they can), one each while there are no more workers than hosts;
+// servers go one per host in turn.
+int host_of_process(int process, int workers, int hosts);
+
 std::string host_address(int host);              // 10.0.0.(host+1)
 std::string spine_address(int host, int spine);  // 10.(spine+1).0.(host+1)
 std::string host_interface(int spine);           // eth<spine>, inside the host namespace

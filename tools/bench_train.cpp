@@ -1,5 +1,5 @@
-// `dlcp bench train`: the launcher. Places one rank per testbed host (or all on loopback), waits
-// for them, and turns their reports into one summary.
+// `dlcp bench train`: the launcher. Places the ranks on the testbed's hosts (or all on loopback),
+// waits for them, and turns their reports into one summary.
 #include "bench_train.hpp"
 
 #include <unistd.h>
@@ -59,10 +59,10 @@ struct Placement {
   double receive_rate = 0;
 };
 
-Placement place(const testbed::TestbedOptions* network, int process) {
+Placement place(const testbed::TestbedOptions* network, int process, int workers) {
   Placement p;
   if (network == nullptr) return p;
-  const int host = process % network->hosts;
+  const int host = testbed::host_of_process(process, workers, network->hosts);
   p.ns = testbed::host_namespace(*network, host);
   p.bind_host = testbed::host_address(host);
   for (int s = 0; s < network->spines; ++s) {
@@ -224,7 +224,8 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const testbed::Testbe
       hosts.rsh_agent = write_namespace_agent(*network, store_dir);
       hosts.interfaces = "10.0.0.0/24";  // the host addresses: TCP through the fabric's ECMP
       for (int rank = 0; rank < o.ranks; ++rank) {
-        hosts.addresses.push_back(testbed::host_address(rank % network->hosts));
+        hosts.addresses.push_back(
+            testbed::host_address(testbed::host_of_process(rank, o.ranks, network->hosts)));
       }
       auto argv = mpirun_command(o.ranks, {"DLCP_TRAIN_STORE"}, &hosts);
       argv.insert(argv.begin(), {testbed::find_program("ip"), "netns", "exec",
@@ -237,7 +238,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const testbed::Testbe
       children.start(argv, {{"DLCP_TRAIN_STORE", store_dir.string()}}, "mpirun");
     } else {
       for (int process = 0; process < o.ranks + servers; ++process) {
-        const Placement p = place(network, process);
+        const Placement p = place(network, process, o.ranks);
         std::vector<std::string> argv = rank_argv;
         if (!p.ns.empty()) {
           argv.insert(argv.begin(), {testbed::find_program("ip"), "netns", "exec", p.ns});

@@ -1,6 +1,7 @@
 // `dlcp bench train`: emulated data-parallel training iterations of a real model's gradient
-// profile, over one communication system, with ranks as local processes on loopback or one per
-// host of the testbed. The launcher gathers every rank's iteration times through a file store.
+// profile, over one communication system, with ranks as local processes on loopback or spread
+// over the testbed's hosts (testbed::host_of_process). The launcher gathers every rank's iteration
+// times through a file store.
 #pragma once
 
 #include <string>

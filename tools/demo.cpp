@@ -30,7 +30,8 @@ TrainBenchOptions train_options(const DemoOptions& o, const SystemChoice& system
   t.system = system.system;
   t.wire = system.wire;
   t.model = o.model;
-  t.ranks = o.network.hosts;
+  t.ranks = o.network.hosts * o.ranks_per_host;
+  t.servers = o.network.hosts;
   t.iters = o.iters;
   t.warmup = o.warmup;
   t.plan = o.plan;
@@ -132,6 +133,9 @@ std::vector<SystemChoice> check_demo_options(const DemoOptions& o) {
   }
   if (!o.ablations.empty() && !any_dlcp) invalid("--ablations need a dlcp system in --systems");
   if (o.repeat < 1) invalid("--repeat must be at least 1");
+  if (o.ranks_per_host < 1 || o.network.hosts * o.ranks_per_host > 64) {
+    invalid("--ranks-per-host must be at least 1, with at most 64 ranks in all (hosts x ranks)");
+  }
   if (o.parity_members < 0 || o.parity_members > 255) invalid("--parity must be 0 .. 255");
   for (const double rtt : o.long_link_rtts_ms) {
     // Half of it each way; the delay line's own limits (testbed options) apply beyond that.
@@ -249,6 +253,7 @@ nlohmann::json run_demo(const DemoOptions& o) {
     summary["network"] = "testbed";
     summary["config"] = {{"model", o.model},
                          {"hosts", o.network.hosts},
+                         {"ranks_per_host", o.ranks_per_host},
                          {"sites", 2},
                          {"rate_mbit", o.network.port.rate_bps / 1e6},
                          {"background", o.with_background},
@@ -274,7 +279,9 @@ nlohmann::json run_demo(const DemoOptions& o) {
                  "loss-free, which flatters them; there are no switches, so no priority "
                  "queues and no background load.\n";
   } else {
-    std::cerr << "dlcp demo: " << o.network.hosts << " hosts, " << o.network.spines
+    std::cerr << "dlcp demo: " << o.network.hosts << " hosts"
+              << (o.ranks_per_host > 1 ? " x " + std::to_string(o.ranks_per_host) + " ranks" : "")
+              << ", " << o.network.spines
               << " spine switches (Linux bridges with HTB priority queues), "
               << o.network.port.rate_bps / 1e6 << " Mbit/s links, MTU " << o.network.port.mtu
               << "; gray failure: spine " << o.network.gray.spine << " drops "
@@ -355,6 +362,7 @@ nlohmann::json run_demo(const DemoOptions& o) {
     summary["loopback_reason"] = fallback_reason.empty() ? "--loopback" : fallback_reason;
   summary["config"] = {{"model", o.model},
                        {"hosts", o.network.hosts},
+                       {"ranks_per_host", o.ranks_per_host},
                        {"rate_mbit", o.network.port.rate_bps / 1e6},
                        {"mtu", o.network.port.mtu},
                        {"gray_loss", o.network.gray.spine >= 0 ? o.network.gray.loss_rate : 0.0},

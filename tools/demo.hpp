@@ -57,6 +57,9 @@ struct DemoOptions {
   // The long link spares dlcp's control frames its losses (LongLinkOptions::lossless_dscp): what
   // the control connections' own losses cost.
   bool long_link_lossless_control = false;
+  // Workers per host (hosts x this many in all, in consecutive blocks); the parameter server
+  // keeps one server per host.
+  int ranks_per_host = 1;
   bool loopback = false;  // skip the testbed even with root
   std::string out_dir = "demo-results";
 };

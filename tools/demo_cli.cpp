@@ -100,6 +100,11 @@ SubcommandRunner add_demo_command(CLI::App& app) {
           "--tail-burst-ms", state->demo.tail_burst_ms,
           "Tail scenario: the gray spine's loss in bursts of this mean length (0 skips it)")
       ->check(CLI::Range(0.0, 10000.0));
+  demo_command
+      ->add_option("--ranks-per-host", state->demo.ranks_per_host,
+                   "Workers per host (hosts x this many ranks in all); the parameter server keeps "
+                   "one server per host")
+      ->check(CLI::Range(1, 32));
   demo_command->add_flag("--loopback", state->demo.loopback,
                          "Loopback even when the testbed is possible");
   demo_command->add_option("--out", state->demo.out_dir, "Directory for demo.json and demo.png");

@@ -86,7 +86,9 @@ SubcommandRunner add_train_commands(CLI::App& app) {
       "Emulated training iterations of a model over one communication system, on loopback or "
       "on the testbed (--testbed, needs root)");
   add_train_options(train, state->train);
-  train->add_flag("--testbed", state->use_testbed, "Run one rank per host of the emulated network");
+  train->add_flag("--testbed", state->use_testbed,
+                  "Spread the ranks over the emulated network's hosts (--hosts; several per host "
+                  "in consecutive blocks when --ranks is larger)");
   add_testbed_options(train, state->network);
   train->add_flag("--background", state->load, "Background TCP/UDP floods (testbed)");
   train->add_flag("--json", state->json, "End with the summary as one JSON line");
