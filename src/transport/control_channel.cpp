@@ -73,9 +73,7 @@ void ControlChannel::finish() {
   if (!fd_.valid() || wants_write()) return;
   ::shutdown(fd_.get(), SHUT_WR);
   finished_ = true;
-  std::byte sink[4096];
-  while (::recv(fd_.get(), sink, sizeof(sink), MSG_DONTWAIT) > 0) {
-  }
+  peer_finished();  // discards what the peer sent meanwhile
 }
 
 bool ControlChannel::peer_finished() {
