@@ -196,7 +196,8 @@ class Communicator {
   // workers reduce among themselves. loss_budget, op, aggregation, wire, error_feedback (of
   // input.size() floats) and hadamard_rotation apply as for allreduce, except that the output is
   // left in float32 (only its owner holds it). Without loss and on a float32 wire the output is,
-  // bit for bit, this rank's shard of a transpose all-reduce of the same inputs. `output` may lie
+  // bit for bit, this rank's shard of a transpose all-reduce of the same inputs (when flat: by
+  // host the sums are added in another order, docs/collectives.md). `output` may lie
   // inside `input` (the input is then copied first); the input is never written.
   virtual Work reduce_scatter(std::span<const float> input, std::span<float> output,
                               const CollectiveOptions& options = {}) = 0;

@@ -124,7 +124,7 @@ CollectiveResult hierarchical_allreduce(const Group& g, const HostLayout& hosts,
       wire::round_to_wire(sum, options.wire, block);
       result.contributions_expected = stats.contributions_expected;
       result.contributions_received = stats.contributions_received;
-    } else {
+    } else if (!sum.empty()) {  // a buffer of fewer blocks than stripes leaves some empty
       const CollectiveResult among_hosts = network(stripe_group(g, hosts, led), seq, sum, options);
       result.contributions_expected = among_hosts.contributions_expected;
       result.contributions_received = among_hosts.contributions_received;
