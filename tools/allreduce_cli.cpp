@@ -46,6 +46,16 @@ void add_allreduce_options(CLI::App* command, AllreduceBenchOptions& o) {
   command->add_flag("--local-path,!--no-local-path", o.local_path,
                     "dlcp: ranks of this host exchange through shared memory (default on; off: "
                     "over UDP)");
+  command
+      ->add_option("--topology", o.topology,
+                   "dlcp: flat or hierarchical collectives (auto: hierarchical when the ranks "
+                   "span several hosts and share one)")
+      ->check(CLI::IsMember({"auto", "flat", "hierarchical"}));
+  command
+      ->add_option("--ranks-per-host", o.ranks_per_host,
+                   "dlcp: treat consecutive groups of this many ranks as one host each (host-id "
+                   "override; 0 = the detected host)")
+      ->check(CLI::Range(0, 64));
   command->add_option("--segment-mib", o.segment_mib, "Pipelining segment size")
       ->check(CLI::PositiveNumber);
   command->add_option("--concurrent", o.concurrent, "Collectives in flight per communicator")

@@ -48,6 +48,12 @@ void check_options(const AllreduceBenchOptions& o) {
         o.algo);
   }
   if (o.algo == "ps" && o.servers < 1) invalid("--algo ps needs --servers >= 1");
+  if (!is_dlcp(o.algo) && (o.topology != "auto" || o.ranks_per_host != 0)) {
+    invalid("--topology and --ranks-per-host apply to dlcp only");
+  }
+  if (o.algo == "ps" && o.topology == "hierarchical") {
+    invalid("--topology hierarchical does not apply to --algo ps (parameter-server mode)");
+  }
   if (!is_dlcp(o.algo) && (o.drop > 0 || o.loss_bound > 0 || o.broadcast_loss_bound > 0)) {
     invalid(
         "--drop and --loss-bound apply to dlcp only: Gloo and MPI run over the kernel's TCP, "
@@ -169,6 +175,10 @@ std::vector<std::string> allreduce_bench_flags(const AllreduceBenchOptions& o) {
           "--mtu",
           std::to_string(o.mtu),
           o.local_path ? "--local-path" : "--no-local-path",
+          "--topology",
+          o.topology,
+          "--ranks-per-host",
+          std::to_string(o.ranks_per_host),
           "--segment-mib",
           fmt(o.segment_mib, 6),
           "--concurrent",
@@ -195,6 +205,10 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
               << fmt(o.mib) << " MiB, " << o.iters << " iterations";
     if (o.drop > 0) std::cerr << ", injected loss " << fmt(o.drop * 100) << "%";
     if (o.loss_bound > 0) std::cerr << ", loss bound " << fmt(o.loss_bound * 100) << "%";
+    if (is_dlcp(o.algo) && o.topology != "auto") std::cerr << ", " << o.topology;
+    if (is_dlcp(o.algo) && o.ranks_per_host > 0) {
+      std::cerr << ", " << o.ranks_per_host << " ranks per host";
+    }
     std::cerr << std::endl;
   }
 
@@ -251,6 +265,10 @@ nlohmann::json run_allreduce_bench(const AllreduceBenchOptions& o) {
   summary["collective"] = o.collective;
   summary["wire"] = to_string(o.wire);
   if (o.algo != "gloo" && o.algo != "mpi") summary["local_path"] = o.local_path;
+  if (is_dlcp(o.algo)) {
+    summary["topology"] = o.topology;
+    summary["ranks_per_host"] = o.ranks_per_host;
+  }
   summary["label"] = label;  // algo, and the wire dtype unless fp32: "gloo fp16"
   summary["variant"] = best;
   summary["ranks"] = o.ranks;

@@ -37,6 +37,12 @@ struct AllreduceBenchOptions {
   int mtu = 0;
   // dlcp's ranks exchange through shared memory (TransportOptions::local_path); off: over UDP.
   bool local_path = true;
+  // dlcp: flat or hierarchical collectives (CommunicatorOptions::topology): auto | flat |
+  // hierarchical.
+  std::string topology = "auto";
+  // dlcp: give consecutive groups of this many ranks one host id (CommunicatorOptions::host_id),
+  // as if they ran on separate hosts; 0 = the host every rank detects (this one).
+  int ranks_per_host = 0;
   double segment_mib = 4;
   int concurrent = 2;
   int deadline_ms = 30000;

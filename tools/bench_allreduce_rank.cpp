@@ -107,8 +107,12 @@ nlohmann::json measure(const AllreduceBenchOptions& o, int rank, int workers,
   return report;
 }
 
-CommunicatorOptions communicator_options(const AllreduceBenchOptions& o) {
+CommunicatorOptions communicator_options(const AllreduceBenchOptions& o, int rank) {
   CommunicatorOptions options;
+  options.topology = parse_topology(o.topology);
+  if (o.ranks_per_host > 0) {
+    options.host_id = "bench-host-" + std::to_string(rank / o.ranks_per_host);
+  }
   options.algorithm = parse_algorithm(o.algo);
   options.servers = o.algo == "ps" ? o.servers : 0;
   options.segment_bytes = static_cast<std::size_t>(o.segment_mib * (1 << 20));
@@ -172,7 +176,7 @@ int run_allreduce_bench_rank(const AllreduceBenchOptions& o, int* argc, char*** 
   }
 
   const int world = o.ranks + (o.algo == "ps" ? o.servers : 0);
-  auto comm = Communicator::create(store, rank, world, communicator_options(o));
+  auto comm = Communicator::create(store, rank, world, communicator_options(o, rank));
   if (comm->is_server()) {
     comm->serve();
     // The servers receive the pushes: their settlements count as much as the workers'.

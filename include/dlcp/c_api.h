@@ -44,6 +44,13 @@ typedef enum {
   DLCP_ALGO_PS = 3
 } dlcp_algorithm;
 typedef enum { DLCP_OP_SUM = 0, DLCP_OP_AVERAGE = 1 } dlcp_reduce_op;
+/* Flat or by host (dlcp::Topology); DLCP_TOPOLOGY_DEFAULT = the communicator's. */
+typedef enum {
+  DLCP_TOPOLOGY_DEFAULT = 0,
+  DLCP_TOPOLOGY_AUTO = 1,
+  DLCP_TOPOLOGY_FLAT = 2,
+  DLCP_TOPOLOGY_HIERARCHICAL = 3
+} dlcp_topology;
 /* How an all-reduce's values travel (dlcp::WireDtype): the 16-bit ones halve the bytes. */
 typedef enum { DLCP_WIRE_FP32 = 0, DLCP_WIRE_BF16 = 1, DLCP_WIRE_FP16 = 2 } dlcp_wire_dtype;
 
@@ -66,6 +73,7 @@ typedef struct {
   float* error_feedback;
   size_t error_feedback_count;
   int hadamard_rotation; /* 1 = rotate before the all-reduce (reduce-scatter) and back after */
+  dlcp_topology topology;
 } dlcp_collective_options;
 
 typedef struct {
@@ -83,8 +91,9 @@ const char* dlcp_last_error(void);
 void dlcp_collective_options_init(dlcp_collective_options* options);
 
 /* Joins the job described by DLCP_RANK / DLCP_WORLD_SIZE / DLCP_STORE (or torchrun's RANK /
- * WORLD_SIZE / MASTER_ADDR / MASTER_PORT); DLCP_ALGORITHM (ring, tar, ps), DLCP_SERVERS and
- * DLCP_BIND_HOST are optional. */
+ * WORLD_SIZE / MASTER_ADDR / MASTER_PORT); DLCP_ALGORITHM (ring, tar, ps), DLCP_SERVERS,
+ * DLCP_BIND_HOST, DLCP_TOPOLOGY (auto, flat, hierarchical) and DLCP_HOST_ID (ranks with equal ids
+ * form a host; default: detected) are optional. */
 dlcp_status dlcp_comm_create_from_env(dlcp_comm** comm);
 /* Joins through a TCP store at host:port that rank 0 serves (is_store_server = 1 there). */
 dlcp_status dlcp_comm_create_tcp(const char* store_host, uint16_t store_port, int is_store_server,

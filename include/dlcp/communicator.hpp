@@ -16,6 +16,11 @@
 // loss-free. A reduced block is divided by the contributions that actually arrived (average) or
 // rescaled by world/arrived (sum), so a lost contribution does not bias the result toward zero.
 //
+// Ranks that share a host run all-reduce, reduce-scatter, all-gather and broadcast
+// hierarchically when the job spans several hosts (CommunicatorOptions::topology): within the
+// host first, loss-free, then among the hosts, then within the host again; the same guarantees
+// hold (docs/collectives.md, "Hierarchical collectives").
+//
 // Parameter-server mode: with CommunicatorOptions::servers = S > 0 the last S ranks of the world
 // are servers; they call serve() and the others (the workers) call the collectives, whose size()
 // and rank() count workers only.
@@ -44,6 +49,16 @@ enum class Algorithm : std::uint8_t {
 
 enum class ReduceOp : std::uint8_t { kSum, kAverage };
 
+// Whether all-reduce, reduce-scatter, all-gather and broadcast run flat (every worker talks to
+// every other one over the network) or hierarchically (reduce within each host over loss-free
+// local transfers, run the algorithm among the hosts, spread the result within each host; see
+// docs/collectives.md, "Hierarchical collectives").
+enum class Topology : std::uint8_t {
+  kAuto,          // hierarchical when workers span several hosts and some host holds several
+  kFlat,          // every worker is its own host
+  kHierarchical,  // always by host (refused in parameter-server mode)
+};
+
 enum class Aggregation : std::uint8_t {
   kUnbiased,  // divide by (or rescale to) the contributions that arrived; the default
   kZeroFill,  // the reference system's rule: a lost contribution counts as zero (biased)
@@ -52,6 +67,9 @@ enum class Aggregation : std::uint8_t {
 const char* to_string(Algorithm algorithm);
 // Parses "ring", "tar"/"transpose", "ps"/"parameter-server"; throws Error(kInvalidArgument).
 Algorithm parse_algorithm(const std::string& name);
+const char* to_string(Topology topology);  // "auto", "flat", "hierarchical"
+// Parses "auto", "flat", "hierarchical"/"hier"; throws Error(kInvalidArgument).
+Topology parse_topology(const std::string& name);
 
 struct CollectiveOptions {
   int layer = 0;  // the tensor's layer position (0 = nearest the input): the priority class
@@ -64,6 +82,7 @@ struct CollectiveOptions {
   ReduceOp op = ReduceOp::kSum;
   Aggregation aggregation = Aggregation::kUnbiased;
   std::optional<Algorithm> algorithm{};       // default: CommunicatorOptions::algorithm
+  std::optional<Topology> topology{};         // default: CommunicatorOptions::topology
   std::chrono::milliseconds deadline{30000};  // per transfer; a dead peer fails sooner
   // How all-reduce's and reduce-scatter's values travel (broadcast, all-gather and point-to-point
   // are float32 only).
@@ -89,10 +108,15 @@ struct CollectiveResult {
   std::uint64_t entries = 0;
   // Reduce side, for the blocks this rank reduced: contributions expected (entries x ranks) and
   // contributions that arrived. delivered_fraction = received / expected (1 when nothing lost).
+  // Hierarchical: for the blocks this rank finalized among the hosts, counted in workers (a
+  // host's locally reduced values count as its workers' contributions); the other ranks of its
+  // host report 0 of 0 for them. Summed over the ranks, expected = entries x workers either way.
   std::uint64_t contributions_expected = 0;
   std::uint64_t contributions_received = 0;
   double delivered_fraction = 1.0;
   // Broadcast side: entries of this rank's result that fell back to the local value.
+  // Hierarchical: counted once per host, by the rank that received them among the hosts; the
+  // rest of its host then holds the same fallback values.
   std::uint64_t broadcast_entries_missing = 0;
   double seconds = 0;
   int source = -1;  // point-to-point: the peer (for recv_any, the sender it matched)
@@ -130,7 +154,14 @@ struct CommunicatorOptions {
   int servers = 0;  // parameter-server ranks at the end of the world
   // Ring all-reduce pipelines each chunk in segments of about this size.
   std::size_t segment_bytes = 4u << 20;
-  int concurrent_collectives = 2;     // collectives running at once (more queue behind them)
+  int concurrent_collectives = 2;  // collectives running at once (more queue behind them)
+  // Flat or hierarchical collectives (CollectiveOptions::topology overrides it per call).
+  Topology topology = Topology::kAuto;
+  // Which host this rank runs on, for hierarchical collectives: ranks with equal host_id form a
+  // host. Empty (the default): the kernel's boot id and network namespace, as the local path
+  // detects them (else the host name). A test or an unusual deployment may group ranks itself.
+  // It groups the collectives only; the transport still decides the local path by itself.
+  std::string host_id;
   std::string store_prefix = "dlcp";  // several communicators may share one store
 
   // For a world of world_size ranks (create() calls it); throws Error(kInvalidArgument) naming
@@ -165,7 +196,8 @@ class Communicator {
   // workers reduce among themselves. loss_budget, op, aggregation, wire, error_feedback (of
   // input.size() floats) and hadamard_rotation apply as for allreduce, except that the output is
   // left in float32 (only its owner holds it). Without loss and on a float32 wire the output is,
-  // bit for bit, this rank's shard of a transpose all-reduce of the same inputs. `output` may lie
+  // bit for bit, this rank's shard of a transpose all-reduce of the same inputs (when flat: by
+  // host the sums are added in another order, docs/collectives.md). `output` may lie
   // inside `input` (the input is then copied first); the input is never written.
   virtual Work reduce_scatter(std::span<const float> input, std::span<float> output,
                               const CollectiveOptions& options = {}) = 0;

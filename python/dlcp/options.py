@@ -15,6 +15,8 @@ COMMUNICATOR_FIELDS = {
     "segment_bytes": ("segment_bytes",),
     "concurrent_collectives": ("concurrent_collectives",),
     "store_prefix": ("store_prefix",),
+    "topology": ("topology",),
+    "host_id": ("host_id",),
     "advertise_host": ("advertise_host",),
     "bind_host": ("transport", "bind_host"),
     "control_port": ("transport", "control_port"),
@@ -51,6 +53,7 @@ COLLECTIVE_FIELDS = {
         "op",
         "aggregation",
         "algorithm",
+        "topology",
         "deadline_ms",
         "wire",
         "hadamard_rotation",
@@ -78,6 +81,15 @@ def _algorithm(name, value):
         raise InvalidArgumentError(f"{name}={value!r}: {error}") from None
 
 
+def _topology(name, value):
+    if value is None or isinstance(value, _core.Topology):
+        return value
+    try:
+        return _core.parse_topology(str(value))
+    except ValueError as error:
+        raise InvalidArgumentError(f"{name}={value!r}: {error}") from None
+
+
 def wire_dtype(name, value):
     """A _core.WireDtype from 'fp32'/'bf16'/'fp16' (or the enum); the error names `name`."""
     if isinstance(value, _core.WireDtype):
@@ -91,6 +103,8 @@ def wire_dtype(name, value):
 def _convert(name, value):
     if name == "algorithm":
         return _algorithm(name, value)
+    if name == "topology":
+        return _topology(name, value)
     if name == "wire":
         return wire_dtype(name, value)
     if name == "op":
@@ -136,7 +150,8 @@ def communicator_options(**kwargs):
 
 def collective_options(**kwargs):
     """A CollectiveOptions from keywords: layer, num_layers, loss_budget, broadcast_loss_budget,
-    op ('sum' or 'average'), aggregation ('unbiased' or 'zero_fill'), algorithm, deadline_ms,
+    op ('sum' or 'average'), aggregation ('unbiased' or 'zero_fill'), algorithm, topology
+    ('auto', 'flat' or 'hierarchical'), deadline_ms,
     wire ('fp32', 'bf16' or 'fp16': all-reduce only) and hadamard_rotation (all-reduce only)."""
     options = apply(_core.CollectiveOptions(), COLLECTIVE_FIELDS, kwargs, "collective")
     options.validate()

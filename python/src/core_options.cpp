@@ -27,6 +27,11 @@ void bind_enums(py::module_& module) {
       .value("tar", Algorithm::kTranspose)
       .value("ps", Algorithm::kParameterServer);
   module.def("parse_algorithm", &parse_algorithm, py::arg("name"));
+  py::enum_<Topology>(module, "Topology")
+      .value("auto", Topology::kAuto)
+      .value("flat", Topology::kFlat)
+      .value("hierarchical", Topology::kHierarchical);
+  module.def("parse_topology", &parse_topology, py::arg("name"));
   py::enum_<ReduceOp>(module, "ReduceOp")
       .value("sum", ReduceOp::kSum)
       .value("average", ReduceOp::kAverage);
@@ -95,6 +100,8 @@ void bind_communicator_options(py::module_& module) {
       .def_readwrite("segment_bytes", &CommunicatorOptions::segment_bytes)
       .def_readwrite("concurrent_collectives", &CommunicatorOptions::concurrent_collectives)
       .def_readwrite("store_prefix", &CommunicatorOptions::store_prefix)
+      .def_readwrite("topology", &CommunicatorOptions::topology)
+      .def_readwrite("host_id", &CommunicatorOptions::host_id)
       .def("validate", &CommunicatorOptions::validate, py::arg("world_size"));
 
   py::class_<CollectiveOptions> collective(module, "CollectiveOptions");
@@ -106,6 +113,7 @@ void bind_communicator_options(py::module_& module) {
       .def_readwrite("op", &CollectiveOptions::op)
       .def_readwrite("aggregation", &CollectiveOptions::aggregation)
       .def_readwrite("algorithm", &CollectiveOptions::algorithm)
+      .def_readwrite("topology", &CollectiveOptions::topology)
       .def_readwrite("wire", &CollectiveOptions::wire)
       .def_readwrite("hadamard_rotation", &CollectiveOptions::hadamard_rotation)
       .def("validate", &CollectiveOptions::validate);

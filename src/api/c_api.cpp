@@ -122,6 +122,21 @@ dlcp::CollectiveOptions to_options(const dlcp_collective_options* in) {
     out.error_feedback = std::span<float>(in->error_feedback, in->error_feedback_count);
   }
   out.hadamard_rotation = in->hadamard_rotation != 0;
+  switch (in->topology) {
+    case DLCP_TOPOLOGY_DEFAULT:
+      break;
+    case DLCP_TOPOLOGY_AUTO:
+      out.topology = dlcp::Topology::kAuto;
+      break;
+    case DLCP_TOPOLOGY_FLAT:
+      out.topology = dlcp::Topology::kFlat;
+      break;
+    case DLCP_TOPOLOGY_HIERARCHICAL:
+      out.topology = dlcp::Topology::kHierarchical;
+      break;
+    default:
+      require(false, "unknown topology");
+  }
   out.validate();  // the ranges: layer, budgets, deadline
   return out;
 }
@@ -167,6 +182,8 @@ dlcp_status dlcp_comm_create_from_env(dlcp_comm** comm) {
     const char* algorithm = std::getenv("DLCP_ALGORITHM");
     const char* servers = std::getenv("DLCP_SERVERS");
     const char* bind_host = std::getenv("DLCP_BIND_HOST");
+    const char* topology = std::getenv("DLCP_TOPOLOGY");
+    const char* host_id = std::getenv("DLCP_HOST_ID");
     dlcp::CommunicatorOptions options;
     if (algorithm != nullptr && *algorithm != '\0') {
       options.algorithm = dlcp::parse_algorithm(algorithm);
@@ -175,6 +192,8 @@ dlcp_status dlcp_comm_create_from_env(dlcp_comm** comm) {
       options.servers = environment_integer("DLCP_SERVERS", servers);
     }
     if (bind_host != nullptr && *bind_host != '\0') options.transport.bind_host = bind_host;
+    if (topology != nullptr && *topology != '\0') options.topology = dlcp::parse_topology(topology);
+    if (host_id != nullptr) options.host_id = host_id;
     auto handle = std::make_unique<dlcp_comm>();
     handle->communicator = dlcp::Communicator::create(*rendezvous.store, rendezvous.rank,
                                                       rendezvous.world_size, options);

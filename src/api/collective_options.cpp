@@ -26,6 +26,26 @@ Algorithm parse_algorithm(const std::string& name) {
               "unknown algorithm '" + name + "' (expected ring, tar or ps)");
 }
 
+const char* to_string(Topology topology) {
+  switch (topology) {
+    case Topology::kAuto:
+      return "auto";
+    case Topology::kFlat:
+      return "flat";
+    case Topology::kHierarchical:
+      return "hierarchical";
+  }
+  return "unknown";
+}
+
+Topology parse_topology(const std::string& name) {
+  if (name == "auto") return Topology::kAuto;
+  if (name == "flat") return Topology::kFlat;
+  if (name == "hierarchical" || name == "hier") return Topology::kHierarchical;
+  throw Error(ErrorCode::kInvalidArgument, -1,
+              "unknown topology '" + name + "' (expected auto, flat or hierarchical)");
+}
+
 void CollectiveOptions::validate() const {
   if (num_layers < 1) invalid_option("CollectiveOptions.num_layers", "must be >= 1", num_layers);
   if (layer < 0 || layer >= num_layers) {
@@ -60,6 +80,11 @@ void CommunicatorOptions::validate(int world_size) const {
   if (algorithm == Algorithm::kParameterServer && servers == 0) {
     invalid_option("CommunicatorOptions.servers", "must be > 0 for the parameter-server algorithm",
                    servers);
+  }
+  if (topology == Topology::kHierarchical && servers > 0) {
+    invalid_option("CommunicatorOptions.topology",
+                   "must not be hierarchical in parameter-server mode (servers > 0)",
+                   to_string(topology));
   }
   if (segment_bytes < sizeof(float)) {
     invalid_option("CommunicatorOptions.segment_bytes", "must be at least one float (4)",

@@ -9,9 +9,11 @@
 #include <random>
 #include <thread>
 
+#include "api/host_grouping.hpp"
 #include "api/job_secret.hpp"
 #include "api/point_to_point.hpp"
 #include "collectives/collectives.hpp"
+#include "collectives/message_id.hpp"
 #include "collectives/value_transform.hpp"
 #include "common/time.hpp"
 #include "dlcp/communicator.hpp"
@@ -87,6 +89,9 @@ class CommunicatorImpl final : public Communicator {
 
   void join(Store& store);
   void require_worker(const char* what) const;
+  // Whether a collective with these options runs by host (CollectiveOptions::topology, else the
+  // communicator's; kAuto: when the workers span several hosts and share at least one).
+  bool hierarchical(const CollectiveOptions& options) const;
   // Queues a collective; `make` receives the collective's sequence number(s) at submission, so
   // every rank numbers its collectives identically whatever thread later runs them.
   Work submit(std::function<std::function<CollectiveResult()>()> make);
@@ -101,6 +106,9 @@ class CommunicatorImpl final : public Communicator {
   // Shared with api::PointToPoint.
   std::shared_ptr<Transport> transport_;
   std::optional<collectives::Group> group_;
+  // Which workers share a host (learnt at rendezvous; every worker its own host in
+  // parameter-server mode, where collectives run flat).
+  std::optional<collectives::HostLayout> hosts_;
   std::optional<api::PointToPoint> point_to_point_;
 
   std::mutex mutex_;
@@ -172,6 +180,12 @@ void CommunicatorImpl::join(Store& store) {
   if (world_size_ == 1) block = kSoloBlock;
   group_.emplace(collectives::Group{*transport_, world_rank_, workers_, options_.servers, block,
                                     options_.segment_bytes, scratch_});
+  if (options_.servers == 0) {
+    hosts_.emplace(
+        api::learn_host_layout(store, prefix + "host/", world_rank_, workers_, options_.host_id));
+  } else {
+    hosts_.emplace(collectives::HostLayout::flat(workers_));
+  }
   point_to_point_.emplace(transport_, world_rank_, workers_);
 }
 
@@ -198,6 +212,23 @@ void CommunicatorImpl::require_worker(const char* what) const {
                 std::string(what) + " called on parameter-server rank " +
                     std::to_string(world_rank_) + "; servers call serve()");
   }
+}
+
+bool CommunicatorImpl::hierarchical(const CollectiveOptions& options) const {
+  switch (options.topology.value_or(options_.topology)) {
+    case Topology::kFlat:
+      return false;
+    case Topology::kHierarchical:
+      if (options_.servers > 0) {
+        throw Error(ErrorCode::kInvalidArgument, -1,
+                    "hierarchical collectives are not built for parameter-server mode "
+                    "(servers > 0); use Topology::kFlat or kAuto");
+      }
+      return true;
+    case Topology::kAuto:
+      return hosts_->hierarchy_pays();
+  }
+  return false;
 }
 
 Work CommunicatorImpl::submit(std::function<std::function<CollectiveResult()>()> make) {
@@ -284,7 +315,8 @@ Work CommunicatorImpl::allreduce(std::span<float> values, const CollectiveOption
     throw Error(ErrorCode::kInvalidArgument, -1, "all-reduce of more than 2^32-1 floats");
   }
   require_error_feedback_fits(options, values.size());
-  return submit([this, values, options, algorithm]() -> std::function<CollectiveResult()> {
+  const bool by_host = hierarchical(options);
+  return submit([this, values, options, algorithm, by_host]() -> std::function<CollectiveResult()> {
     // Rounding to the wire and rotating happen on the collective's own thread, in turn.
     const auto around = [this, values, options](auto algorithm_call) {
       collectives::prepare_allreduce_input(values, options, group_->block_for(options.wire));
@@ -299,6 +331,17 @@ Work CommunicatorImpl::allreduce(std::span<float> values, const CollectiveOption
       };
     }
     const std::uint32_t seq = next_seq_++;
+    if (by_host) {
+      const collectives::NetworkAllreduce network = algorithm == Algorithm::kTranspose
+                                                        ? &collectives::transpose_allreduce
+                                                        : &collectives::ring_allreduce;
+      return [this, values, options, seq, around, network] {
+        return around([&] {
+          return collectives::hierarchical_allreduce(*group_, *hosts_, seq, values, options,
+                                                     network);
+        });
+      };
+    }
     if (algorithm == Algorithm::kTranspose) {
       return [this, values, options, seq, around] {
         return around(
@@ -320,9 +363,13 @@ Work CommunicatorImpl::broadcast(std::span<float> values, int root,
     throw Error(ErrorCode::kInvalidArgument, -1,
                 "broadcast root " + std::to_string(root) + " is not a worker rank");
   }
-  return submit([this, values, root, options]() -> std::function<CollectiveResult()> {
+  const bool by_host = hierarchical(options);
+  return submit([this, values, root, options, by_host]() -> std::function<CollectiveResult()> {
     const std::uint32_t seq = next_seq_++;
-    return [this, values, root, options, seq] {
+    return [this, values, root, options, seq, by_host] {
+      if (by_host) {
+        return collectives::hierarchical_broadcast(*group_, *hosts_, seq, values, root, options);
+      }
       return collectives::broadcast(*group_, seq, values, root, options);
     };
   });
@@ -338,9 +385,15 @@ Work CommunicatorImpl::allgather(std::span<const float> input, std::span<float> 
                 "allgather output holds " + std::to_string(output.size()) + " floats, expected " +
                     std::to_string(input.size()) + " x " + std::to_string(workers_));
   }
-  return submit([this, input, output, options]() -> std::function<CollectiveResult()> {
+  // Hierarchical transfers name the rank whose input they carry in the id's step field.
+  const bool by_host =
+      hierarchical(options) && workers_ <= static_cast<int>(collectives::kMaxSteps);
+  return submit([this, input, output, options, by_host]() -> std::function<CollectiveResult()> {
     const std::uint32_t seq = next_seq_++;
-    return [this, input, output, options, seq] {
+    return [this, input, output, options, seq, by_host] {
+      if (by_host) {
+        return collectives::hierarchical_allgather(*group_, *hosts_, seq, input, output, options);
+      }
       return collectives::allgather(*group_, seq, input, output, options);
     };
   });
@@ -361,10 +414,17 @@ Work CommunicatorImpl::reduce_scatter(std::span<const float> input, std::span<fl
   }
   require_error_feedback_fits(options, input.size());
   // One algorithm, direct between the workers (servers, if any, take no part), so
-  // options.algorithm does not matter.
-  return submit([this, input, output, options]() -> std::function<CollectiveResult()> {
+  // options.algorithm does not matter. Hierarchical transfers name the shard's owner in the id's
+  // step field.
+  const bool by_host =
+      hierarchical(options) && workers_ <= static_cast<int>(collectives::kMaxSteps);
+  return submit([this, input, output, options, by_host]() -> std::function<CollectiveResult()> {
     const std::uint32_t seq = next_seq_++;
-    return [this, input, output, options, seq] {
+    return [this, input, output, options, seq, by_host] {
+      if (by_host) {
+        return collectives::hierarchical_reduce_scatter(*group_, *hosts_, seq, input, output,
+                                                        options);
+      }
       return collectives::reduce_scatter(*group_, seq, input, output, options);
     };
   });

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "collectives/group.hpp"
+#include "collectives/host_layout.hpp"
 #include "dlcp/communicator.hpp"
 
 namespace dlcp::collectives {
@@ -45,5 +46,28 @@ CollectiveResult broadcast(const Group& group, std::uint32_t seq, std::span<floa
 CollectiveResult allgather(const Group& group, std::uint32_t seq, std::span<const float> input,
                            std::span<float> output, const CollectiveOptions& options);
 void barrier(const Group& group, std::uint32_t seq);
+
+// Hierarchical collectives (docs/collectives.md, "Hierarchical collectives"), over the workers of
+// `group` grouped by `hosts`. Transfers within a host are loss-free; those between hosts use the
+// options' budgets. The network algorithm of an all-reduce (ring_allreduce or
+// transpose_allreduce) runs once per stripe, among the stripe's leaders.
+using NetworkAllreduce = CollectiveResult (*)(const Group&, std::uint32_t, std::span<float>,
+                                              const CollectiveOptions&);
+CollectiveResult hierarchical_allreduce(const Group& group, const HostLayout& hosts,
+                                        std::uint32_t seq, std::span<float> values,
+                                        const CollectiveOptions& options, NetworkAllreduce network);
+// Worker j's shard is reduced on each host by the leader of stripe (local_index(j) mod stripes),
+// whose host sums go to that stripe's leader on j's host; it finalizes them and hands them to j.
+// The output stays float32, as in reduce_scatter.
+CollectiveResult hierarchical_reduce_scatter(const Group& group, const HostLayout& hosts,
+                                             std::uint32_t seq, std::span<const float> input,
+                                             std::span<float> output,
+                                             const CollectiveOptions& options);
+CollectiveResult hierarchical_broadcast(const Group& group, const HostLayout& hosts,
+                                        std::uint32_t seq, std::span<float> values, int root,
+                                        const CollectiveOptions& options);
+CollectiveResult hierarchical_allgather(const Group& group, const HostLayout& hosts,
+                                        std::uint32_t seq, std::span<const float> input,
+                                        std::span<float> output, const CollectiveOptions& options);
 
 }  // namespace dlcp::collectives

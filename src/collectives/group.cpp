@@ -1,11 +1,16 @@
 #include "collectives/group.hpp"
 
+#include "collectives/reduction.hpp"
 #include "wire/values.hpp"
 
 namespace dlcp::collectives {
 
 std::size_t Group::block_for(WireDtype wire) const {
   return wire::packet_values(wire, block);
+}
+
+float Group::fallback_scale(ReduceOp op) const {
+  return collectives::fallback_scale(op, reduced_world(), input_contributions);
 }
 
 MessageOptions Group::message_options(const CollectiveOptions& options, double loss_budget) const {

@@ -17,6 +17,10 @@ enum class Phase : std::uint8_t {
   kAllgather = 7,
   kBarrier = 8,
   kPointToPoint = 9,  // send/recv: bits 63..32 the pair's sequence per tag, 27..16 the tag
+  // Hierarchical collectives, between the workers of one host: contributions on their way to
+  // the stripe's leader, and results (or inputs) on their way from it.
+  kLocalReduce = 10,
+  kLocalGather = 11,
 };
 
 inline constexpr std::uint32_t kMaxSteps = 1u << 12;

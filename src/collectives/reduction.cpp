@@ -44,6 +44,12 @@ void multiply_by(float* values, float factor, std::size_t n) {
 
 }  // namespace
 
+float fallback_scale(ReduceOp op, int reduced_world, std::uint16_t input_contributions) {
+  const float contributions = static_cast<float>(input_contributions);
+  return op == ReduceOp::kSum ? static_cast<float>(reduced_world) / contributions
+                              : 1.0f / contributions;
+}
+
 void accumulate(std::span<float> acc, std::span<std::uint16_t> acc_counts,
                 std::span<const float> in, std::span<const std::uint16_t> in_counts,
                 std::size_t block) {

@@ -51,6 +51,11 @@ struct FinalizeStats {
 FinalizeStats finalize(std::span<float> values, std::span<const std::uint16_t> counts,
                        std::size_t block, int world, ReduceOp op, Aggregation aggregation);
 
+// What a block the broadcast side lost falls back to, as a multiple of the rank's input: the
+// input's share of the result, when the input already sums `input_contributions` of the
+// `reduced_world` workers (1 in a flat collective; a host's workers in a hierarchical one).
+float fallback_scale(ReduceOp op, int reduced_world, std::uint16_t input_contributions);
+
 // Broadcast-side fallback: every block whose count is below `required` takes local * scale.
 // Returns the entries that fell back.
 std::uint64_t fall_back_to_local(std::span<float> values, std::span<const std::uint16_t> counts,

@@ -157,7 +157,7 @@ CollectiveResult Ring::run() {
   for (auto& lease : incoming_) lease = scratch.floats.acquire(max_chunk_);
   for (auto& lease : incoming_counts_) lease = scratch.counts.acquire(chunk_blocks_);
   accumulated_ = scratch.counts.acquire(chunk_blocks_ * static_cast<std::size_t>(world_));
-  std::ranges::fill(accumulated_.span(), std::uint16_t{1});
+  std::ranges::fill(accumulated_.span(), g_.input_contributions);
   if (lossy_gather_) {
     gathered_ = scratch.counts.acquire(chunk_blocks_ * static_cast<std::size_t>(world_));
     local_ = scratch.floats.acquire(values_.size());
@@ -191,7 +191,7 @@ CollectiveResult Ring::run() {
       // Chunk r + 1 is complete here: finalize it once, for every rank, and round it as the
       // others will receive it.
       const FinalizeStats stats =
-          finalize(acc, counts, block_, world_, options_.op, options_.aggregation);
+          finalize(acc, counts, block_, g_.reduced_world(), options_.op, options_.aggregation);
       wire::round_to_wire(acc, options_.wire, block_);
       result.contributions_expected += stats.contributions_expected;
       result.contributions_received += stats.contributions_received;
@@ -202,7 +202,7 @@ CollectiveResult Ring::run() {
     }
   }
 
-  const float fallback_scale = options_.op == ReduceOp::kSum ? static_cast<float>(world_) : 1.0f;
+  const float fallback_scale = g_.fallback_scale(options_.op);
   for (int t = 0; t < world_ - 1; ++t) {
     const int c = g_.rank - t;
     auto& receives = gather_receives_[static_cast<std::size_t>(t)];

@@ -39,8 +39,13 @@ void PeerFailures::fail() {
   }
 }
 
-Transfers::Transfers(const Group& group) : transport_(group.transport), failures_(group.failures) {
+Transfers::Transfers(const Group& group)
+    : transport_(group.transport), members_(group.members), failures_(group.failures) {
   failures_->add(state_.get());
+}
+
+int Transfers::transport_rank(int group_rank) const {
+  return members_.empty() ? group_rank : members_[static_cast<std::size_t>(group_rank)];
 }
 
 Transfers::~Transfers() {
@@ -67,7 +72,8 @@ Transfers::Handle Transfers::send(int peer, std::uint64_t message_id, std::span<
                                   const MessageOptions& options,
                                   std::span<const std::uint16_t> contributions) {
   const Handle transfer = add_slot();
-  transport_.send(peer, message_id, values, options, contributions, completion(transfer));
+  transport_.send(transport_rank(peer), message_id, values, options, contributions,
+                  completion(transfer));
   return transfer;
 }
 
@@ -75,7 +81,8 @@ Transfers::Handle Transfers::recv(int peer, std::uint64_t message_id, std::span<
                                   const MessageOptions& options,
                                   std::span<std::uint16_t> contributions) {
   const Handle transfer = add_slot();
-  transport_.recv(peer, message_id, values, options, contributions, completion(transfer));
+  transport_.recv(transport_rank(peer), message_id, values, options, contributions,
+                  completion(transfer));
   return transfer;
 }
 

@@ -59,7 +59,8 @@ class Transfers {
   Transfers(const Transfers&) = delete;
   Transfers& operator=(const Transfers&) = delete;
 
-  // Post a transfer (Transport::send/recv; `contributions` as there); await it by its handle.
+  // Post a transfer (Transport::send/recv; `contributions` as there) with a peer named by its
+  // group rank; await it by its handle.
   Handle send(int peer, std::uint64_t message_id, std::span<const float> values,
               const MessageOptions& options, std::span<const std::uint16_t> contributions = {});
   Handle recv(int peer, std::uint64_t message_id, std::span<float> values,
@@ -77,7 +78,10 @@ class Transfers {
   Handle add_slot();
   MessageCallback completion(Handle transfer) const;
 
+  int transport_rank(int group_rank) const;
+
   Transport& transport_;
+  std::vector<int> members_;  // Group::members
   std::shared_ptr<PeerFailures> failures_;
   std::shared_ptr<TransferState> state_ = std::make_shared<TransferState>();
 };

@@ -81,6 +81,9 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
                                       : std::span<std::uint16_t>{}));
     }
   }
+  // Our contributions already sum input_contributions workers (hierarchical: a host's).
+  MessageOptions contribution = g.message_options(options, options.loss_budget);
+  contribution.contributions = g.input_contributions;
   // Segment-major order: every owner gets its first segments early.
   std::size_t max_segments = 0;
   for (int j = 0; j < world; ++j) max_segments = std::max(max_segments, segments(j));
@@ -89,13 +92,13 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
       const int j = peer(i);
       if (k >= segments(j)) continue;
       const Range s = seg(j, k);
-      sends.push_back(transfers.send(
-          j, message_id(seq, Phase::kReduce, 0, static_cast<std::uint32_t>(k)),
-          values.subspan(s.begin, s.size), g.message_options(options, options.loss_budget)));
+      sends.push_back(
+          transfers.send(j, message_id(seq, Phase::kReduce, 0, static_cast<std::uint32_t>(k)),
+                         values.subspan(s.begin, s.size), contribution));
     }
   }
 
-  std::ranges::fill(own_counts.span(), std::uint16_t{1});
+  std::ranges::fill(own_counts.span(), g.input_contributions);
   for (std::size_t k = 0; k < segments(g.rank); ++k) {
     const Range s = seg(g.rank, k);
     const auto acc = values.subspan(s.begin, s.size);
@@ -107,7 +110,7 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
                  seg_blocks(counts_from(incoming_counts.span(), i), g.rank, k), block);
     }
     const FinalizeStats stats =
-        finalize(acc, acc_counts, block, world, options.op, options.aggregation);
+        finalize(acc, acc_counts, block, g.reduced_world(), options.op, options.aggregation);
     // The owner keeps what the others will receive.
     wire::round_to_wire(acc, options.wire, block);
     result.contributions_expected += stats.contributions_expected;
@@ -120,7 +123,7 @@ CollectiveResult transpose_allreduce(const Group& g, std::uint32_t seq, std::spa
   }
 
   // Blocks of the result that never arrived keep this rank's own input (scaled for a sum).
-  const float fallback_scale = options.op == ReduceOp::kSum ? static_cast<float>(world) : 1.0f;
+  const float fallback_scale = g.fallback_scale(options.op);
   for (std::size_t i = 0; i < peers; ++i) {
     const int j = peer(i);
     for (std::size_t k = 0; k < gather_receives[i].size(); ++k) {

@@ -39,6 +39,14 @@ TEST(CApi, AllreduceBroadcastAllgatherAndBarrier) {
     EXPECT_TRUE(bit_equal(values, exact_sum(5000, kWorld)));
     EXPECT_EQ(result.entries, 5000u);
     EXPECT_DOUBLE_EQ(result.delivered_fraction, 1.0);
+    // Forced hierarchical on one host: the same exact sum.
+    values = exact_input(5000, rank);
+    options.topology = DLCP_TOPOLOGY_HIERARCHICAL;
+    ASSERT_EQ(dlcp_allreduce(comm, values.data(), values.size(), &options, &work), DLCP_OK);
+    ASSERT_EQ(dlcp_work_wait(work, &result), DLCP_OK) << dlcp_last_error();
+    dlcp_work_free(work);
+    EXPECT_TRUE(bit_equal(values, exact_sum(5000, kWorld)));
+    dlcp_collective_options_init(&options);
 
     std::vector<float> root_values = exact_input(100, 1);
     std::vector<float> mine = rank == 1 ? root_values : std::vector<float>(100, 0.0f);

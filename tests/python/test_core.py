@@ -140,6 +140,20 @@ class OptionsTest(unittest.TestCase):
         with self.assertRaisesRegex(dlcp.InvalidArgumentError, "unknown algorithm"):
             dlcp.communicator_options(algorithm="tree")
 
+    def test_topology_and_host_id(self):
+        options = dlcp.communicator_options(topology="hierarchical", host_id="rack1-node3")
+        self.assertEqual(options.topology, dlcp._core.Topology.hierarchical)
+        self.assertEqual(options.host_id, "rack1-node3")
+        flat = dlcp.collective_options(topology="flat")
+        self.assertEqual(flat.topology, dlcp._core.Topology.flat)
+        self.assertIsNone(dlcp.collective_options().topology)
+        with self.assertRaisesRegex(dlcp.InvalidArgumentError, "topology='tree'.*unknown topology"):
+            dlcp.collective_options(topology="tree")
+        with self.assertRaisesRegex(
+            dlcp.InvalidArgumentError, r"^CommunicatorOptions\.topology must not be hierarchical"
+        ):
+            dlcp.communicator_options(topology="hierarchical", servers=1).validate(2)
+
     def test_invalid_argument_is_also_a_value_error(self):
         self.assertTrue(issubclass(dlcp.InvalidArgumentError, ValueError))
         self.assertTrue(issubclass(dlcp.DeadlineError, TimeoutError))
