@@ -43,6 +43,15 @@ void check_options(const TrainBenchOptions& o, const testbed::TestbedOptions* ne
     invalid("--no-spray, --no-priority, --no-loss-tolerance and --drop apply to dlcp systems only");
   }
   check_wire_supported(o.system, o.wire);
+  if (o.topology != "auto" && o.topology != "flat" && o.topology != "hierarchical") {
+    invalid("--topology must be auto, flat or hierarchical, got '" + o.topology + "'");
+  }
+  if (o.topology != "auto" && !is_dlcp_system(o.system)) {
+    invalid("--topology applies to dlcp systems only");
+  }
+  if (o.topology == "hierarchical" && o.system == "dlcp-ps") {
+    invalid("--topology hierarchical is not built for the parameter server (dlcp-ps runs flat)");
+  }
   if (network != nullptr && o.drop > 0) {
     invalid(
         "--drop injects loss inside dlcp on loopback; on the testbed the switches lose packets");
@@ -155,6 +164,7 @@ std::string TrainBenchOptions::label() const {
   if (no_priority) text += " no-priority";
   if (no_loss_tolerance) text += " no-loss-tolerance";
   if (no_parity) text += " no-parity";
+  if (topology != "auto") text += " " + topology;
   return text;
 }
 
@@ -190,7 +200,9 @@ std::vector<std::string> train_bench_flags(const TrainBenchOptions& o) {
                                     "--parity",
                                     std::to_string(o.no_parity ? 0 : o.parity_members),
                                     "--wire",
-                                    to_string(o.wire)};
+                                    to_string(o.wire),
+                                    "--topology",
+                                    o.topology};
   if (o.no_spray) flags.push_back("--no-spray");
   if (o.no_priority) flags.push_back("--no-priority");
   if (o.no_loss_tolerance) flags.push_back("--no-loss-tolerance");

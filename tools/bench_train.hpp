@@ -33,7 +33,10 @@ struct TrainBenchOptions {
   bool no_priority = false;        // every bucket in the least urgent class, beside best effort
   bool no_loss_tolerance = false;  // loss budget 0: every packet must arrive
   bool no_parity = false;          // no parity packets, whatever parity_members says
-  double drop = 0;                 // injected receive-path loss (loopback only, dlcp only)
+  // dlcp's CommunicatorOptions::topology: "auto" (hierarchical where a host holds several
+  // workers, flat in parameter-server mode), "flat" or "hierarchical".
+  std::string topology = "auto";
+  double drop = 0;  // injected receive-path loss (loopback only, dlcp only)
   int concurrent = 4;
   int deadline_ms = 30000;
   // dlcp's control connections' least retransmission timeout (TransportOptions::control_rto_min);
@@ -46,7 +49,7 @@ struct TrainBenchOptions {
   bool verbose = true;
 
   // Label used in tables and JSON: the system, its wire dtype unless fp32, then its ablation
-  // ("dlcp-ring bf16 no-spray").
+  // and a topology other than auto ("dlcp-ring bf16 no-spray", "dlcp-ring flat").
   std::string label() const;
 };
 

@@ -118,6 +118,7 @@ int run_train_bench_rank(const TrainBenchOptions& o, int* argc, char*** argv) {
     const int servers = o.system == "dlcp-ps" ? (o.servers > 0 ? o.servers : o.ranks) : 0;
     options.servers = servers;
     options.concurrent_collectives = o.concurrent;
+    options.topology = parse_topology(o.topology);
     options.transport.bind_host = bind_host;
     options.transport.inject.drop_rate = o.drop;
     options.transport.rate.receive_rate = std::stod(env_or("DLCP_TRAIN_RECEIVE_RATE", "0"));

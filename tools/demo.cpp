@@ -90,6 +90,23 @@ nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, doubl
   return result;
 }
 
+// With several workers per host, the dlcp systems that run hierarchically (all but the parameter
+// server) also run flat, right after, to compare the two.
+std::vector<TrainBenchOptions> runs_of(const DemoOptions& o, const SystemChoice& system) {
+  std::vector<TrainBenchOptions> runs = {train_options(o, system)};
+  if (o.ranks_per_host > 1 && is_dlcp_system(system.system) && system.system != "dlcp-ps") {
+    runs.push_back(runs.front());
+    runs.back().topology = "flat";
+  }
+  return runs;
+}
+
+int runs_per_repeat(const DemoOptions& o, const std::vector<SystemChoice>& systems) {
+  int runs = 0;
+  for (const auto& system : systems) runs += static_cast<int>(runs_of(o, system).size());
+  return runs;
+}
+
 TrainBenchOptions ablated(const DemoOptions& o, const SystemChoice& system,
                           const std::string& mechanism) {
   TrainBenchOptions run = train_options(o, system);
@@ -173,7 +190,7 @@ nlohmann::json run_long_link(const DemoOptions& o, const std::vector<SystemChoic
   if (patterns.empty()) patterns.push_back({"none", 0, 0});
   std::vector<std::string> mechanisms = {"loss-tolerance"};
   if (o.parity_members > 0) mechanisms.push_back("parity");
-  const int per_network = static_cast<int>(chosen.size() + mechanisms.size());
+  const int per_network = runs_per_repeat(o, chosen) + static_cast<int>(mechanisms.size());
   const int total =
       o.repeat * per_network * static_cast<int>(o.long_link_rtts_ms.size() * patterns.size());
   int index = 0;
@@ -209,7 +226,9 @@ nlohmann::json run_long_link(const DemoOptions& o, const std::vector<SystemChoic
       for (int r = 0; r < o.repeat; ++r) {
         nlohmann::json this_repeat = nlohmann::json::array();
         for (const auto& system : chosen) {
-          this_repeat.push_back(run_one(train_options(o, system), network, 0, ++index, total));
+          for (const auto& run : runs_of(o, system)) {
+            this_repeat.push_back(run_one(run, network, 0, ++index, total));
+          }
         }
         if (!ablated_system) ablated_system = labelled(chosen, best_dlcp_system(this_repeat));
         for (const auto& mechanism : mechanisms) {
@@ -295,7 +314,7 @@ nlohmann::json run_demo(const DemoOptions& o) {
                              : "")
             << "; dlcp loss budget " << format_percent(o.loss_budget) << ".\n";
 
-  const int systems = static_cast<int>(o.systems.size());
+  const int systems = runs_per_repeat(o, chosen);
   const int per_repeat = systems + static_cast<int>(o.ablations.size());
   const bool tail = o.tail_burst_ms > 0 && !loopback;
   const int total = o.repeat * (per_repeat + (o.clean && !loopback ? systems : 0) + (tail ? 3 : 0));
@@ -313,8 +332,9 @@ nlohmann::json run_demo(const DemoOptions& o) {
     for (int r = 0; r < o.repeat; ++r) {
       nlohmann::json this_repeat = nlohmann::json::array();
       for (const auto& system : chosen) {
-        this_repeat.push_back(
-            run_one(train_options(o, system), network, loopback_drop, ++index, total));
+        for (const auto& run : runs_of(o, system)) {
+          this_repeat.push_back(run_one(run, network, loopback_drop, ++index, total));
+        }
       }
       if (!o.ablations.empty() && !ablated_system) {
         ablated_system = labelled(chosen, best_dlcp_system(this_repeat));
@@ -333,7 +353,9 @@ nlohmann::json run_demo(const DemoOptions& o) {
     network.testbed = std::make_unique<testbed::Testbed>(runner, quiet);
     for (int r = 0; r < o.repeat; ++r) {
       for (const auto& system : chosen) {
-        clean.push_back(run_one(train_options(o, system), network, 0, ++index, total));
+        for (const auto& run : runs_of(o, system)) {
+          clean.push_back(run_one(run, network, 0, ++index, total));
+        }
       }
     }
   }

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "command.hpp"
@@ -15,8 +16,8 @@
 namespace dlcp::tools {
 namespace {
 
-// A row's "system" is TrainBenchOptions::label(): "<system>[ <wire>][ no-<mechanism>...]", e.g.
-// "gloo fp16", "dlcp-ring bf16", "dlcp-ring bf16 no-spray".
+// A row's "system" is TrainBenchOptions::label(): "<system>[ <wire>][ no-<mechanism>...][ flat]",
+// e.g. "gloo fp16", "dlcp-ring bf16", "dlcp-ring bf16 no-spray", "dlcp-ring flat".
 std::string system_of(const std::string& label) {
   return label.substr(0, label.find(' '));
 }
@@ -26,15 +27,23 @@ std::size_t ablation_at(const std::string& label) {
   return label.find(" no-");
 }
 
+// With several workers per host: the run forced flat beside the hierarchical one.
+constexpr std::string_view kFlatSuffix = " flat";
+
+bool is_flat_variant(const std::string& label) {
+  return label.ends_with(kFlatSuffix);
+}
+
 bool is_baseline(const nlohmann::json& r) {
   const auto system = system_of(r["system"].get<std::string>());
   return system == "gloo" || system == "mpi";
 }
 
-// dlcp with every mechanism on, in any wire dtype.
+// dlcp with every mechanism on and its own choice of topology, in any wire dtype.
 bool is_full_dlcp(const nlohmann::json& r) {
   const auto label = r["system"].get<std::string>();
-  return label.rfind("dlcp-", 0) == 0 && ablation_at(label) == std::string::npos;
+  return label.rfind("dlcp-", 0) == 0 && ablation_at(label) == std::string::npos &&
+         !is_flat_variant(label);
 }
 
 // Wide enough for the longest label, "dlcp-ring bf16 no-loss-tolerance", and a space.
@@ -105,6 +114,20 @@ nlohmann::json network_summary(const nlohmann::json& results) {
       s["ablated_system"] = full;
     }
   }
+  // Each system that also ran flat: how much faster it ran by host.
+  nlohmann::json hierarchy = nlohmann::json::object();
+  for (const auto& flat : results) {
+    const auto label = flat["system"].get<std::string>();
+    if (!is_flat_variant(label)) continue;
+    const auto* by_host = find_system(results, label.substr(0, label.size() - kFlatSuffix.size()));
+    if (by_host == nullptr) continue;
+    hierarchy[(*by_host)["system"].get<std::string>()] = {
+        {"speedup_p50",
+         flat["iter_p50_ms"].get<double>() / (*by_host)["iter_p50_ms"].get<double>()},
+        {"speedup_p99",
+         flat["iter_p99_ms"].get<double>() / (*by_host)["iter_p99_ms"].get<double>()}};
+  }
+  if (!hierarchy.empty()) s["hierarchy"] = hierarchy;
   return s;
 }
 
@@ -260,6 +283,14 @@ void print_demo_table(std::ostream& out, const nlohmann::json& summary) {
           << s["speedup_p50"].get<double>() << "x at p50 ("
           << s["best_baseline_p50"].get<std::string>() << "), " << s["speedup_p99"].get<double>()
           << "x at p99 (" << s["best_baseline_p99"].get<std::string>() << ")\n";
+    }
+    if (s.contains("hierarchy")) {
+      out << "by host against flat (flat's iteration time / by host's):\n";
+      for (const auto& [system, h] : s["hierarchy"].items()) {
+        out << "  " << std::left << std::setw(20) << system << std::right << std::fixed
+            << std::setprecision(2) << h["speedup_p50"].get<double>() << "x at p50, "
+            << h["speedup_p99"].get<double>() << "x at p99\n";
+      }
     }
     if (s.contains("ablation")) {
       out << "each mechanism's share in " << s.value("ablated_system", std::string("dlcp"))

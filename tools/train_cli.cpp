@@ -65,6 +65,11 @@ void add_train_options(CLI::App* command, TrainBenchOptions& o) {
       ->add_option("--parity", o.parity_members,
                    "dlcp: a parity packet per this many protected packets (0 = none)")
       ->check(CLI::Range(0, 255));
+  command
+      ->add_option("--topology", o.topology,
+                   "dlcp: flat or hierarchical collectives (auto: hierarchical where a host holds "
+                   "several workers, except in the parameter server)")
+      ->check(CLI::IsMember({"auto", "flat", "hierarchical"}));
   command->add_option("--timeout-s", o.timeout_s, "Kill the ranks after this long")
       ->check(CLI::Range(1, 86400));
 }

@@ -58,6 +58,29 @@ TEST(DemoReport, AblationsCompareWithTheSystemTheyAblated) {
       << table.str();
 }
 
+TEST(DemoReport, ByHostAgainstFlatPerSystemAndNeverTheBestOrAnAblation) {
+  // Several workers per host: each hierarchical dlcp system also ran flat.
+  const nlohmann::json congested = {
+      run("gloo fp16", 600, 1200),     run("dlcp-ps", 300, 500),
+      run("dlcp-ring", 240, 400),      run("dlcp-ring flat", 180, 360),
+      run("dlcp-ring bf16", 100, 150), run("dlcp-ring bf16 flat", 150, 300)};
+  const auto summary = make_demo_summary(congested, nlohmann::json::array());
+  // The fastest full configuration is chosen by the system itself, not forced flat.
+  EXPECT_EQ(summary["best_dlcp"], "dlcp-ring bf16");
+  EXPECT_EQ(best_dlcp_system(nlohmann::json::array(
+                {run("dlcp-ring", 240, 400), run("dlcp-ring flat", 180, 360)})),
+            "dlcp-ring");
+  EXPECT_FALSE(summary.contains("ablation"));
+  EXPECT_DOUBLE_EQ(summary["hierarchy"]["dlcp-ring bf16"]["speedup_p50"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(summary["hierarchy"]["dlcp-ring bf16"]["speedup_p99"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(summary["hierarchy"]["dlcp-ring"]["speedup_p50"].get<double>(), 0.75);
+  EXPECT_FALSE(summary["hierarchy"].contains("dlcp-ps"));
+  std::ostringstream table;
+  print_demo_table(table, summary);
+  EXPECT_NE(table.str().find("by host against flat"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("1.50x at p50, 2.00x at p99"), std::string::npos) << table.str();
+}
+
 TEST(DemoReport, CleanNetworkAndTable) {
   const nlohmann::json congested = {run("gloo", 800, 2000), run("dlcp-ps", 250, 600)};
   const nlohmann::json clean = {run("gloo", 200, 300), run("dlcp-ps", 250, 280)};
