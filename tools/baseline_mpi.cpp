@@ -89,6 +89,21 @@ std::vector<std::string> mpi_shared_memory_arguments() {
   return {"--mca", "pml", "ob1", "--mca", "btl", "vader,self"};
 }
 
+std::vector<std::string> mpi_tcp_and_shared_memory_arguments(const std::string& interfaces) {
+  return {"--mca",
+          "pml",
+          "ob1",
+          "--mca",
+          "btl",
+          "tcp,vader,self",
+          "--mca",
+          "btl_tcp_if_include",
+          interfaces,
+          "--mca",
+          "oob_tcp_if_include",
+          interfaces};
+}
+
 std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string>& pass_env,
                                         const MpiHosts* hosts, MpiFabric fabric) {
   if (ranks < 1) {
@@ -99,6 +114,10 @@ std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string
                 "mpirun: shared memory joins ranks of one host only, not " +
                     std::to_string(hosts->addresses.size()) + " hosts");
   }
+  if (hosts == nullptr && fabric == MpiFabric::kTcpAndSharedMemory) {
+    throw Error(ErrorCode::kInvalidArgument, -1,
+                "mpirun: TCP and shared memory together need the hosts' addresses");
+  }
   std::vector<std::string> command{DLCP_MPIEXEC, "-np", std::to_string(ranks),
                                    // Harmless when not root; required when root (containers).
                                    "--allow-run-as-root",
@@ -106,11 +125,19 @@ std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string
                                    "--oversubscribe",
                                    // Pinned ranks on 2 cores would fight over one core each.
                                    "--bind-to", "none"};
-  for (auto& argument : fabric == MpiFabric::kSharedMemory
-                            ? mpi_shared_memory_arguments()
-                            : mpi_tcp_only_arguments(hosts ? hosts->interfaces : "lo")) {
-    command.push_back(std::move(argument));
+  std::vector<std::string> fabric_arguments;
+  switch (fabric) {
+    case MpiFabric::kTcp:
+      fabric_arguments = mpi_tcp_only_arguments(hosts ? hosts->interfaces : "lo");
+      break;
+    case MpiFabric::kSharedMemory:
+      fabric_arguments = mpi_shared_memory_arguments();
+      break;
+    case MpiFabric::kTcpAndSharedMemory:
+      fabric_arguments = mpi_tcp_and_shared_memory_arguments(hosts->interfaces);
+      break;
   }
+  for (auto& argument : fabric_arguments) command.push_back(std::move(argument));
   if (hosts != nullptr) {
     std::string list;
     for (const auto& address : hosts->addresses) list += (list.empty() ? "" : ",") + address;

@@ -43,9 +43,10 @@ class MpiSession {
 };
 
 // How Open MPI's ranks reach each other: forced onto TCP (the fair baseline across hosts, and on
-// one host the same sockets dlcp uses), or through its shared-memory transport, as Open MPI runs
-// by default when ranks share a host (one host only).
-enum class MpiFabric { kTcp, kSharedMemory };
+// one host the same sockets dlcp uses); through its shared-memory transport, as Open MPI runs by
+// default when ranks share a host (one host only); or both, as by default across hosts of several
+// ranks each: TCP between hosts, shared memory between the ranks one host's daemon started.
+enum class MpiFabric { kTcp, kSharedMemory, kTcpAndSharedMemory };
 
 // The MCA settings that keep Open MPI off shared memory (vader/sm), UCX and other fabrics: the ob1
 // point-to-point layer over the tcp btl on loopback, and no shared-memory collectives.
@@ -54,6 +55,10 @@ std::vector<std::string> mpi_tcp_only_arguments(const std::string& interfaces = 
 // The MCA settings for ranks on one host: the ob1 point-to-point layer over vader (Open MPI's
 // shared-memory btl, single-copy where the kernel allows) and self; the default collectives.
 std::vector<std::string> mpi_shared_memory_arguments();
+
+// Across hosts of several ranks each: ob1 over tcp (on these interfaces or subnets) between hosts
+// and vader within one, and the default collectives.
+std::vector<std::string> mpi_tcp_and_shared_memory_arguments(const std::string& interfaces);
 
 // The mpirun command prefix that starts `ranks` local processes with Open MPI on `fabric` (forced
 // onto TCP by default, see mpi_tcp_only_arguments), allowed to run as root, oversubscribed when
@@ -66,7 +71,8 @@ struct MpiHosts {
   std::string rsh_agent;
   std::string interfaces;  // btl/oob interfaces or subnets, e.g. "10.0.0.0/24"
 };
-// Shared memory spans one host: with `hosts` it throws dlcp::Error (kInvalidArgument).
+// Shared memory alone spans one host: with `hosts` it throws dlcp::Error (kInvalidArgument), as
+// does kTcpAndSharedMemory without them.
 std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string>& pass_env,
                                         const MpiHosts* hosts = nullptr,
                                         MpiFabric fabric = MpiFabric::kTcp);

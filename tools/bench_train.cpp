@@ -83,20 +83,30 @@ Placement place(const testbed::TestbedOptions* network, int process, int workers
 
 // The rsh agent mpirun calls as `agent 10.0.0.<i+1> "command"`: it runs the command in host i's
 // namespace. Open MPI hands the remote command over as one string, as it would to ssh. The
-// namespaces share one /tmp and one host name, so each host's daemon gets a session directory of
-// its own, as on a real host: in one shared tree, daemons starting together raced to create the
-// same directory and failed ("mkdir ... File exists"), which cost the demo a retry.
+// namespaces share one /tmp and, unless given their own, one host name, so each host's daemon
+// gets a session directory of its own and, in a UTS namespace, the host name of its host, as on a
+// real host: in one shared tree, daemons starting together raced to create the same directory and
+// failed ("mkdir ... File exists"); and Open MPI takes ranks with one host name for ranks of one
+// host, so with several ranks per host it used shared memory between hosts and crashed.
+// `agent --as-host I -- PROGRAM ARGS...` runs a program as host i (mpirun itself, in host 0).
 std::string write_namespace_agent(const testbed::TestbedOptions& network,
                                   const std::filesystem::path& dir) {
   const auto path = dir / "netns-agent";
   const auto sessions = (dir / "orte-h").string();
   std::ofstream(path) << "#!/bin/sh\n"
+                      << "if [ \"$1\" = --as-host ]; then\n"
+                      << "  n=\"$2\"; shift 2\n"
+                      << "  hostname " << network.prefix << "-h$n || exit 1\n"
+                      << "  if [ \"$1\" = -- ]; then shift; exec \"$@\"; fi\n"
+                      << "  mkdir -p '" << sessions << "'$n\n"
+                      << "  exec env OMPI_MCA_orte_tmpdir_base='" << sessions
+                      << "'$n /bin/sh -c \"$*\"\n"
+                      << "fi\n"
                       << "host=\"$1\"; shift\n"
                       << "n=$(( ${host##*.} - 1 ))\n"
-                      << "mkdir -p '" << sessions << "'$n\n"
                       << "exec " << testbed::find_program("ip") << " netns exec " << network.prefix
-                      << "-h$n env OMPI_MCA_orte_tmpdir_base='" << sessions
-                      << "'$n /bin/sh -c \"$*\"\n";
+                      << "-h$n " << testbed::find_program("unshare")
+                      << " --uts \"$0\" --as-host $n \"$@\"\n";
   std::filesystem::permissions(path, std::filesystem::perms::owner_all);
   return path.string();
 }
@@ -239,9 +249,14 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const testbed::Testbe
         hosts.addresses.push_back(
             testbed::host_address(testbed::host_of_process(rank, o.ranks, network->hosts)));
       }
-      auto argv = mpirun_command(o.ranks, {"DLCP_TRAIN_STORE"}, &hosts);
+      // Several ranks on a host talk through shared memory, as Open MPI does by default.
+      auto argv = mpirun_command(
+          o.ranks, {"DLCP_TRAIN_STORE"}, &hosts,
+          o.ranks > network->hosts ? MpiFabric::kTcpAndSharedMemory : MpiFabric::kTcp);
       argv.insert(argv.begin(), {testbed::find_program("ip"), "netns", "exec",
-                                 testbed::host_namespace(*network, 0)});
+                                 testbed::host_namespace(*network, 0),
+                                 testbed::find_program("unshare"), "--uts", hosts.rsh_agent,
+                                 "--as-host", "0", "--"});
       argv.insert(argv.end(), rank_argv.begin(), rank_argv.end());
       children.start(argv, {{"DLCP_TRAIN_STORE", store_dir.string()}}, "mpirun");
     } else if (o.system == "mpi") {

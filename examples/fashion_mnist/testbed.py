@@ -6,8 +6,9 @@ backend and the dlcp hook over the same congested, lossy fabric (needs root).
 It brings the testbed up (`dlcp testbed up`: 4 host namespaces, 2 spines, a gray failure on
 spine 1, background TCP and UDP floods; with --long-link-rtt-ms, two sites of 2 hosts joined by
 a long link that loses 1% of its frames in bursts instead of the gray failure), then for each seed runs every mode in turn, so that the
-modes see the same load. Each rank is its own torchrun node inside its host's namespace,
-rendezvousing with host 0 through the fabric, as a multi-host job would. gloo's TCP connections
+modes see the same load. Each host is a torchrun node inside its namespace, rendezvousing with
+host 0 through the fabric, as a multi-host job would, with --nproc-per-node ranks (default 1;
+several share their host's namespace, so dlcp's collectives reduce within the host first). gloo's TCP connections
 get per-flow ECMP over both spines; dlcp binds one data socket per spine address and sprays.
 The testbed is torn down at the end, also after an error or Ctrl-C.
 
@@ -83,7 +84,7 @@ def testbed_down(args, holder):
 def mode_flags(mode):
     """train.py's flags for a mode, which may name a wire dtype and extras after colons:
     'hook:bf16' is --mode hook --wire bf16, 'hook:bf16:ef' adds --error-feedback, ':hadamard'
-    adds --hadamard."""
+    adds --hadamard, ':flat' --topology flat (collectives not by host)."""
     base, *extras = mode.split(":")
     flags = ["--mode", base]
     for extra in extras:
@@ -93,9 +94,11 @@ def mode_flags(mode):
             flags.append("--error-feedback")
         elif extra == "hadamard":
             flags.append("--hadamard")
+        elif extra == "flat" and not base.startswith("gloo"):
+            flags += ["--topology", "flat"]
         else:
             raise SystemExit(f"mode {mode!r}: unknown part {extra!r} (fp32, bf16, fp16, ef, "
-                             "hadamard)")
+                             "hadamard, flat for dlcp)")
     return flags
 
 
@@ -105,7 +108,8 @@ def launch(args, mode, seed, name, port):
     for host in range(args.hosts):
         command = [
             "ip", "netns", "exec", f"{args.prefix}-h{host}", args.torchrun,
-            f"--nnodes={args.hosts}", "--nproc_per_node=1", f"--node_rank={host}",
+            f"--nnodes={args.hosts}", f"--nproc_per_node={args.nproc_per_node}",
+            f"--node_rank={host}",
             f"--master_addr={host_address(0)}", f"--master_port={port}",
             "--redirects", "1", "--tee", "1",
             os.path.join(HERE, "train.py"), *mode_flags(mode), "--epochs", str(args.epochs),
@@ -176,6 +180,8 @@ def main():
     parser.add_argument("--target-accuracy", type=float, default=0.80)
     parser.add_argument("--loss-budget", type=float, default=0.05, help="for the dlcp modes")
     parser.add_argument("--hosts", type=int, default=4)
+    parser.add_argument("--nproc-per-node", type=int, default=1,
+                        help="ranks per host (torchrun's --nproc_per_node)")
     parser.add_argument("--rate-mbit", type=float, default=400)
     parser.add_argument("--mtu", type=int, default=9000, help="the testbed's MTU")
     parser.add_argument("--gray-loss", type=float, default=0.01)
@@ -196,6 +202,8 @@ def main():
                         help="reuse <mode>_seed<N>.json records from an earlier run (and recompute "
                              "the time to --target-accuracy from them)")
     args = parser.parse_args()
+    if args.nproc_per_node < 1:
+        parser.error("--nproc-per-node must be at least 1")
     modes = [m for m in args.modes.split(",") if m]
     seeds = [int(s) for s in args.seeds.split(",") if s]
     os.makedirs(args.output_dir, exist_ok=True)

@@ -72,6 +72,9 @@ def parse_args(argv=None):
     parser.add_argument("--no-local-path", dest="local_path", action="store_false",
                         help="dlcp: ranks of one host exchange over UDP, as between hosts, instead "
                              "of shared memory (loss-free, so the budget never cuts anything)")
+    parser.add_argument("--topology", default="auto", choices=["auto", "flat", "hierarchical"],
+                        help="dlcp: collectives by host (reduce within it first) or flat; auto "
+                             "goes by host where a host holds several ranks of a multi-host job")
     parser.add_argument("--bucket-cap-mb", type=float, default=0.25)
     parser.add_argument("--threads", type=int, default=1, help="torch threads per rank")
     parser.add_argument("--seed", type=int, default=0)
@@ -110,7 +113,8 @@ fully_shard = fully_shard_on_cpu()
 def dlcp_options(args, rank):
     """Transport settings shared by the hook and the backend."""
     options = dict(mtu=args.mtu, drop_rate=args.drop_rate, mean_burst_length=args.burst,
-                   drop_seed=1000 * args.seed + rank + 1, local_path=args.local_path)
+                   drop_seed=1000 * args.seed + rank + 1, local_path=args.local_path,
+                   topology=args.topology)
     if args.protected_share is not None:
         options["protected_share"] = args.protected_share
     if args.transport_host:

@@ -126,6 +126,26 @@ TEST(MpiBaseline, SharedMemorySpansOneHostOnly) {
   EXPECT_THROW(tools::mpirun_command(2, {}, &hosts, tools::MpiFabric::kSharedMemory), dlcp::Error);
 }
 
+// Hosts of several ranks each (the testbed's --ranks-per-host): TCP between hosts on their
+// subnet, shared memory within one, as Open MPI runs by default.
+TEST(MpiBaseline, TcpBetweenHostsAndSharedMemoryWithinOne) {
+  const tools::MpiHosts hosts{
+      {"10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.2"}, "agent", "10.0.0.0/24"};
+  const auto command = tools::mpirun_command(4, {}, &hosts, tools::MpiFabric::kTcpAndSharedMemory);
+  auto has_pair = [&](const std::string& key, const std::string& value) {
+    for (std::size_t i = 0; i + 1 < command.size(); ++i) {
+      if (command[i] == key && command[i + 1] == value) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has_pair("btl", "tcp,vader,self"));
+  EXPECT_TRUE(has_pair("btl_tcp_if_include", "10.0.0.0/24"));
+  EXPECT_TRUE(has_pair("--host", "10.0.0.1,10.0.0.1,10.0.0.2,10.0.0.2"));
+  EXPECT_FALSE(has_pair("coll", "^sm,han"));
+  EXPECT_THROW(tools::mpirun_command(2, {}, nullptr, tools::MpiFabric::kTcpAndSharedMemory),
+               dlcp::Error);
+}
+
 TEST(MpiBaseline, TestProcessIsNotUnderMpirun) {
   // gtest runs this binary directly (ctest or by hand); the probe is what mpirun starts.
   if (std::getenv("OMPI_COMM_WORLD_RANK") != nullptr) GTEST_SKIP() << "running under mpirun";

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
@@ -111,6 +112,70 @@ TEST(DemoRun, ShortRunOnTheTestbed) {
   EXPECT_TRUE(std::filesystem::exists(dir / "demo.json"));
   EXPECT_TRUE(std::filesystem::exists(dir / "demo.png"));
   // Nothing of the testbed is left.
+  EXPECT_EQ(runner.run({"ip", "netns", "list"}).output.find("dlcpd-"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// 2 hosts x 2 workers: every system runs, each dlcp system that runs by host also runs flat, and
+// by host its ranks exchange fewer messages than flat.
+TEST(DemoRun, SeveralRanksPerHostByHostAndFlat) {
+  try {
+    testbed::check_testbed_available();
+  } catch (const testbed::TestbedUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const auto dir = std::filesystem::temp_directory_path() / "dlcp-demo-ranks-per-host-test";
+  std::filesystem::remove_all(dir);
+  testbed::SystemCommands runner;
+  const auto result = runner.run({DLCP_CLI_PATH,
+                                  "demo",
+                                  "--iters",
+                                  "3",
+                                  "--warmup",
+                                  "1",
+                                  "--hosts",
+                                  "2",
+                                  "--ranks-per-host",
+                                  "2",
+                                  "--no-ablations",
+                                  "--no-clean",
+                                  "--tail-burst-ms",
+                                  "0",
+                                  "--systems",
+                                  "gloo,mpi,dlcp-ps,dlcp-ring:bf16,dlcp-tar",
+                                  "--prefix",
+                                  "dlcpd",
+                                  "--out",
+                                  dir.string(),
+                                  "--json"});
+  ASSERT_EQ(result.status, 0) << result.output;
+  const auto summary = last_json_line(result.output);
+  EXPECT_EQ(summary["config"]["ranks_per_host"], 2);
+  std::vector<std::string> expected = {
+      "gloo",     "mpi",          "dlcp-ps", "dlcp-ring bf16", "dlcp-ring bf16 flat",
+      "dlcp-tar", "dlcp-tar flat"};
+  if (summary.contains("failed")) {  // mpirun's start-up across namespaces, as above
+    ASSERT_EQ(summary["failed"].size(), 1u) << summary["failed"];
+    EXPECT_EQ(summary["failed"][0]["system"], "mpi");
+    expected.erase(expected.begin() + 1);
+  }
+  ASSERT_EQ(system_names(summary), expected);
+  std::map<std::string, double> messages;
+  for (const auto& s : summary["systems"]) {
+    const auto name = s["system"].get<std::string>();
+    EXPECT_EQ(s["ranks"], 4) << name;
+    EXPECT_GE(s["delivered_fraction"].get<double>(), 1 - s["loss_budget"].get<double>() - 1e-9)
+        << name;
+    if (s["loss_budget"].get<double>() == 0) {
+      EXPECT_EQ(s["inexact_fraction"].get<double>(), 0) << name;
+    }
+    if (s.contains("settlement")) messages[name] = s["settlement"]["messages"].get<double>();
+  }
+  EXPECT_LT(messages["dlcp-tar"], messages["dlcp-tar flat"]);
+  EXPECT_LT(messages["dlcp-ring bf16"], messages["dlcp-ring bf16 flat"]);
+  ASSERT_TRUE(summary.contains("hierarchy"));
+  EXPECT_TRUE(summary["hierarchy"].contains("dlcp-tar"));
+  EXPECT_TRUE(summary["hierarchy"].contains("dlcp-ring bf16"));
   EXPECT_EQ(runner.run({"ip", "netns", "list"}).output.find("dlcpd-"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
