@@ -233,8 +233,10 @@ TEST(HierarchicalParameterServer, AutoFollowsTheHostsAndFlatOverrides) {
   const auto server_sent = [&](const std::string& hosts, Topology topology) {
     const auto outcome = run_ps_hosts(hosts, 1, ps_options(topology), allreduce_of(n));
     EXPECT_TRUE(bit_equal(outcome.workers[0].values, exact_sum(n, 4)));
+    // Less what recovery rounds resent: a slow run (sanitizers) may resend, the topology not.
     const auto& counters = outcome.servers[0];
-    return static_cast<double>(counters.bytes_sent + counters.local_bytes_sent) /
+    return static_cast<double>(counters.bytes_sent - counters.bytes_retransmitted +
+                               counters.local_bytes_sent) /
            static_cast<double>(n * sizeof(float));
   };
   EXPECT_LT(server_sent("aaab", Topology::kAuto), 2.4);
