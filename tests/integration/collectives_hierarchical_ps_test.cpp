@@ -195,6 +195,45 @@ TEST(HierarchicalParameterServer, LossBetweenHostsAndServersKeepsReplicasIdentic
   }
 }
 
+TEST(HierarchicalParameterServer, LostPullsFallBackToTheHostsOwnSum) {
+  // Hosts "aabb", sum: the whole sum is 10 v per entry (v = exact_input of rank 0), host a's sum
+  // 3 v and host b's 7 v. A pulled block a leader loses keeps its host's sum scaled to the job
+  // (x W / k = x 2): 6 v on host a, 14 v on host b, the same on every worker of that host.
+  const std::string hosts = "aabb";
+  const std::size_t n = 60'013;
+  const int workers = 4;
+  const int servers = 2;
+  const auto outcome = run_ps_hosts(
+      hosts, servers, ps_options(Topology::kAuto), allreduce_of(n, {.broadcast_loss_budget = 0.05}),
+      [&](CommunicatorOptions& mine, int rank) {
+        if (rank >= workers) return;
+        auto& inject = mine.transport.inject;
+        inject.source_drop_rate.assign(static_cast<std::size_t>(workers + servers), -1.0);
+        for (int s = workers; s < workers + servers; ++s) {
+          inject.source_drop_rate[static_cast<std::size_t>(s)] = 0.03;
+        }
+        inject.seed = 17 + static_cast<std::uint64_t>(rank);
+      });
+  const auto v = exact_input(n, 0);
+  for (const int host : {0, 1}) {
+    const auto& first = outcome.workers[static_cast<std::size_t>(2 * host)];
+    const auto& second = outcome.workers[static_cast<std::size_t>(2 * host + 1)];
+    EXPECT_TRUE(bit_equal(first.values, second.values)) << "host " << host;
+    const float own = host == 0 ? 6.0f : 14.0f;
+    std::uint64_t fell_back = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const float value = first.values[i];
+      ASSERT_TRUE(value == 10.0f * v[i] || value == own * v[i]) << "host " << host << " " << i;
+      if (value != 10.0f * v[i]) ++fell_back;
+    }
+    // Counted once per host, by the leaders that lost the pulls.
+    const std::uint64_t missing =
+        first.result.broadcast_entries_missing + second.result.broadcast_entries_missing;
+    EXPECT_GT(fell_back, 0u) << "host " << host;
+    EXPECT_LE(fell_back, missing) << "host " << host;
+  }
+}
+
 TEST(HierarchicalParameterServer, BothTopologiesInFlightAtOnce) {
   // Per-call topologies interleave: each takes its own sequence numbers (hierarchical ones also
   // a collective's, for the transfers within a host) and the servers read them in order.
