@@ -51,9 +51,6 @@ void check_options(const AllreduceBenchOptions& o) {
   if (!is_dlcp(o.algo) && (o.topology != "auto" || o.ranks_per_host != 0)) {
     invalid("--topology and --ranks-per-host apply to dlcp only");
   }
-  if (o.algo == "ps" && o.topology == "hierarchical") {
-    invalid("--topology hierarchical does not apply to --algo ps (parameter-server mode)");
-  }
   if (!is_dlcp(o.algo) && (o.drop > 0 || o.loss_bound > 0 || o.broadcast_loss_bound > 0)) {
     invalid(
         "--drop and --loss-bound apply to dlcp only: Gloo and MPI run over the kernel's TCP, "

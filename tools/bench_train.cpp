@@ -49,9 +49,6 @@ void check_options(const TrainBenchOptions& o, const testbed::TestbedOptions* ne
   if (o.topology != "auto" && !is_dlcp_system(o.system)) {
     invalid("--topology applies to dlcp systems only");
   }
-  if (o.topology == "hierarchical" && o.system == "dlcp-ps") {
-    invalid("--topology hierarchical is not built for the parameter server (dlcp-ps runs flat)");
-  }
   if (network != nullptr && o.drop > 0) {
     invalid(
         "--drop injects loss inside dlcp on loopback; on the testbed the switches lose packets");

@@ -33,8 +33,8 @@ struct TrainBenchOptions {
   bool no_priority = false;        // every bucket in the least urgent class, beside best effort
   bool no_loss_tolerance = false;  // loss budget 0: every packet must arrive
   bool no_parity = false;          // no parity packets, whatever parity_members says
-  // dlcp's CommunicatorOptions::topology: "auto" (hierarchical where a host holds several
-  // workers, flat in parameter-server mode), "flat" or "hierarchical".
+  // dlcp's CommunicatorOptions::topology: "auto" (hierarchical where the workers span several
+  // hosts and a host holds several), "flat" or "hierarchical".
   std::string topology = "auto";
   double drop = 0;  // injected receive-path loss (loopback only, dlcp only)
   int concurrent = 4;

@@ -90,11 +90,11 @@ nlohmann::json run_one(const TrainBenchOptions& t, const Network& network, doubl
   return result;
 }
 
-// With several workers per host, the dlcp systems that run hierarchically (all but the parameter
-// server) also run flat, right after, to compare the two.
+// With several workers per host, every dlcp system (each runs hierarchically there) also runs
+// flat, right after, to compare the two.
 std::vector<TrainBenchOptions> runs_of(const DemoOptions& o, const SystemChoice& system) {
   std::vector<TrainBenchOptions> runs = {train_options(o, system)};
-  if (o.ranks_per_host > 1 && is_dlcp_system(system.system) && system.system != "dlcp-ps") {
+  if (o.ranks_per_host > 1 && is_dlcp_system(system.system)) {
     runs.push_back(runs.front());
     runs.back().topology = "flat";
   }

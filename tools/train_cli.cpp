@@ -67,8 +67,8 @@ void add_train_options(CLI::App* command, TrainBenchOptions& o) {
       ->check(CLI::Range(0, 255));
   command
       ->add_option("--topology", o.topology,
-                   "dlcp: flat or hierarchical collectives (auto: hierarchical where a host holds "
-                   "several workers, except in the parameter server)")
+                   "dlcp: flat or hierarchical collectives (auto: hierarchical when the workers "
+                   "span several hosts and a host holds several)")
       ->check(CLI::IsMember({"auto", "flat", "hierarchical"}));
   command->add_option("--timeout-s", o.timeout_s, "Kill the ranks after this long")
       ->check(CLI::Range(1, 86400));

@@ -56,7 +56,7 @@ enum class ReduceOp : std::uint8_t { kSum, kAverage };
 enum class Topology : std::uint8_t {
   kAuto,          // hierarchical when workers span several hosts and some host holds several
   kFlat,          // every worker is its own host
-  kHierarchical,  // always by host (refused in parameter-server mode)
+  kHierarchical,  // always by host (parameter server too: a host's leaders push its sums)
 };
 
 enum class Aggregation : std::uint8_t {
@@ -111,6 +111,9 @@ struct CollectiveResult {
   // Hierarchical: for the blocks this rank finalized among the hosts, counted in workers (a
   // host's locally reduced values count as its workers' contributions); the other ranks of its
   // host report 0 of 0 for them. Summed over the ranks, expected = entries x workers either way.
+  // Parameter server: what the pulls say arrived, counted in workers; flat, every worker reports
+  // its whole buffer; by host, each stripe leader its stripe (the others 0 of 0), so a host's
+  // workers together report entries x workers, as one flat worker does.
   std::uint64_t contributions_expected = 0;
   std::uint64_t contributions_received = 0;
   double delivered_fraction = 1.0;

@@ -81,11 +81,6 @@ void CommunicatorOptions::validate(int world_size) const {
     invalid_option("CommunicatorOptions.servers", "must be > 0 for the parameter-server algorithm",
                    servers);
   }
-  if (topology == Topology::kHierarchical && servers > 0) {
-    invalid_option("CommunicatorOptions.topology",
-                   "must not be hierarchical in parameter-server mode (servers > 0)",
-                   to_string(topology));
-  }
   if (segment_bytes < sizeof(float)) {
     invalid_option("CommunicatorOptions.segment_bytes", "must be at least one float (4)",
                    segment_bytes);

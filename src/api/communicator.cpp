@@ -106,8 +106,7 @@ class CommunicatorImpl final : public Communicator {
   // Shared with api::PointToPoint.
   std::shared_ptr<Transport> transport_;
   std::optional<collectives::Group> group_;
-  // Which workers share a host (learnt at rendezvous; every worker its own host in
-  // parameter-server mode, where collectives run flat).
+  // Which workers share a host (learnt at rendezvous by the workers; empty on a server).
   std::optional<collectives::HostLayout> hosts_;
   std::optional<api::PointToPoint> point_to_point_;
 
@@ -180,11 +179,11 @@ void CommunicatorImpl::join(Store& store) {
   if (world_size_ == 1) block = kSoloBlock;
   group_.emplace(collectives::Group{*transport_, world_rank_, workers_, options_.servers, block,
                                     options_.segment_bytes, scratch_});
-  if (options_.servers == 0) {
+  // Servers take no part in the layout: they learn from each collective's descriptors whose
+  // pushes to expect.
+  if (!is_server()) {
     hosts_.emplace(
         api::learn_host_layout(store, prefix + "host/", world_rank_, workers_, options_.host_id));
-  } else {
-    hosts_.emplace(collectives::HostLayout::flat(workers_));
   }
   point_to_point_.emplace(transport_, world_rank_, workers_);
 }
@@ -219,11 +218,6 @@ bool CommunicatorImpl::hierarchical(const CollectiveOptions& options) const {
     case Topology::kFlat:
       return false;
     case Topology::kHierarchical:
-      if (options_.servers > 0) {
-        throw Error(ErrorCode::kInvalidArgument, -1,
-                    "hierarchical collectives are not built for parameter-server mode "
-                    "(servers > 0); use Topology::kFlat or kAuto");
-      }
       return true;
     case Topology::kAuto:
       return hosts_->hierarchy_pays();
@@ -324,6 +318,18 @@ Work CommunicatorImpl::allreduce(std::span<float> values, const CollectiveOption
       collectives::finish_allreduce_output(values, options);
       return result;
     };
+    if (algorithm == Algorithm::kParameterServer && by_host) {
+      // Transfers within a host are numbered like every collective's, those with the servers
+      // like every parameter-server collective's.
+      const std::uint32_t seq = next_seq_++;
+      const std::uint32_t ps_seq = next_ps_seq_++;
+      return [this, values, options, seq, ps_seq, around] {
+        return around([&] {
+          return collectives::hierarchical_ps_allreduce(*group_, *hosts_, seq, ps_seq, values,
+                                                        options);
+        });
+      };
+    }
     if (algorithm == Algorithm::kParameterServer) {
       const std::uint32_t ps_seq = next_ps_seq_++;
       return [this, values, options, ps_seq, around] {
@@ -332,9 +338,13 @@ Work CommunicatorImpl::allreduce(std::span<float> values, const CollectiveOption
     }
     const std::uint32_t seq = next_seq_++;
     if (by_host) {
-      const collectives::NetworkAllreduce network = algorithm == Algorithm::kTranspose
-                                                        ? &collectives::transpose_allreduce
-                                                        : &collectives::ring_allreduce;
+      const collectives::NetworkAllreduce network =
+          [algorithm](const collectives::Group& leaders, std::uint32_t leaders_seq, int,
+                      std::span<float> host_sum, const CollectiveOptions& o) {
+            return algorithm == Algorithm::kTranspose
+                       ? collectives::transpose_allreduce(leaders, leaders_seq, host_sum, o)
+                       : collectives::ring_allreduce(leaders, leaders_seq, host_sum, o);
+          };
       return [this, values, options, seq, around, network] {
         return around([&] {
           return collectives::hierarchical_allreduce(*group_, *hosts_, seq, values, options,

@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <vector>
 
 #include "collectives/group.hpp"
 #include "collectives/host_layout.hpp"
@@ -31,10 +33,35 @@ CollectiveResult transpose_allreduce(const Group& group, std::uint32_t seq, std:
 CollectiveResult reduce_scatter(const Group& group, std::uint32_t seq, std::span<const float> input,
                                 std::span<float> output, const CollectiveOptions& options);
 
-// Worker side of the parameter server: shard s of the buffer is pushed to server s, which
-// reduces it and sends it back to every worker. `ps_seq` counts parameter-server collectives.
+// Which stripe of a buffer a worker's parameter-server push holds: flat, the one stripe of 1;
+// hierarchical, the stripe it leads (its host's sum). kNoStripe (ps_descriptor.hpp): none.
+struct PsStripe {
+  std::uint32_t index = 0;
+  std::uint32_t count = 1;
+};
+
+// Worker side of the parameter server: shard s of `values` is pushed to server s, which reduces
+// it and sends it back to every pusher. `ps_seq` counts parameter-server collectives. `group`
+// may be a stripe's leaders (members, input_contributions, workers_reduced): the servers are
+// then still the transport ranks after the job's workers.
 CollectiveResult ps_allreduce(const Group& group, std::uint32_t ps_seq, std::span<float> values,
-                              const CollectiveOptions& options);
+                              const CollectiveOptions& options, PsStripe stripe = {});
+// A worker that pushes nothing in a parameter-server collective (hierarchical: it leads no stripe,
+// or an empty one, which it names with its host's `contributions`) still tells every server so,
+// since servers read every worker's descriptor of every collective, in order, before they reduce
+// it. Posted at construction, before the worker's local stage (which may wait for the servers'
+// results), and awaited by await().
+class PsAbstention {
+ public:
+  PsAbstention(const Group& group, std::uint32_t ps_seq, const CollectiveOptions& options,
+               PsStripe stripe, std::uint16_t contributions);
+  void await();
+
+ private:
+  Transfers transfers_;
+  BufferPool<float>::Lease words_;
+  std::vector<Transfers::Handle> sends_;
+};
 // Tells every server that this worker is done (the servers stop once all workers said so).
 void ps_shutdown(const Group& group, std::uint32_t ps_seq);
 // Server side: serves parameter-server collectives, `threads` at a time, until all workers shut
@@ -49,13 +76,25 @@ void barrier(const Group& group, std::uint32_t seq);
 
 // Hierarchical collectives (docs/collectives.md, "Hierarchical collectives"), over the workers of
 // `group` grouped by `hosts`. Transfers within a host are loss-free; those between hosts use the
-// options' budgets. The network algorithm of an all-reduce (ring_allreduce or
-// transpose_allreduce) runs once per stripe, among the stripe's leaders.
-using NetworkAllreduce = CollectiveResult (*)(const Group&, std::uint32_t, std::span<float>,
-                                              const CollectiveOptions&);
+// options' budgets. The network algorithm of an all-reduce (ring_allreduce, transpose_allreduce
+// or a parameter-server push and pull) runs once per non-empty stripe, among the stripe's leaders
+// (a group whose ranks are hosts), on the host's sum; `stripe` names it.
+using NetworkAllreduce =
+    std::function<CollectiveResult(const Group& leaders, std::uint32_t seq, int stripe,
+                                   std::span<float> host_sum, const CollectiveOptions& options)>;
 CollectiveResult hierarchical_allreduce(const Group& group, const HostLayout& hosts,
                                         std::uint32_t seq, std::span<float> values,
-                                        const CollectiveOptions& options, NetworkAllreduce network);
+                                        const CollectiveOptions& options,
+                                        const NetworkAllreduce& network);
+// The parameter server by host: stripe i's leaders push their hosts' sums of stripe i to the
+// servers (as workers counting for their hosts' workers) and spread the results within their
+// hosts; every other worker tells the servers it pushes nothing. `seq` numbers the transfers
+// within hosts, `ps_seq` those with the servers. On one host the stripes are finalized there and
+// the servers receive descriptors only.
+CollectiveResult hierarchical_ps_allreduce(const Group& group, const HostLayout& hosts,
+                                           std::uint32_t seq, std::uint32_t ps_seq,
+                                           std::span<float> values,
+                                           const CollectiveOptions& options);
 // Worker j's shard is reduced on each host by the leader of stripe (local_index(j) mod stripes),
 // whose host sums go to that stripe's leader on j's host; it finalizes them and hands them to j.
 // The output stays float32, as in reduce_scatter.

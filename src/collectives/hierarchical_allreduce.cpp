@@ -30,7 +30,7 @@ Group stripe_group(const Group& g, const HostLayout& hosts, int stripe) {
 
 CollectiveResult hierarchical_allreduce(const Group& g, const HostLayout& hosts, std::uint32_t seq,
                                         std::span<float> values, const CollectiveOptions& options,
-                                        NetworkAllreduce network) {
+                                        const NetworkAllreduce& network) {
   CollectiveResult result;
   result.entries = values.size();
   if (g.size == 1 || values.empty()) return result;
@@ -125,7 +125,8 @@ CollectiveResult hierarchical_allreduce(const Group& g, const HostLayout& hosts,
       result.contributions_expected = stats.contributions_expected;
       result.contributions_received = stats.contributions_received;
     } else if (!sum.empty()) {  // a buffer of fewer blocks than stripes leaves some empty
-      const CollectiveResult among_hosts = network(stripe_group(g, hosts, led), seq, sum, options);
+      const CollectiveResult among_hosts =
+          network(stripe_group(g, hosts, led), seq, led, sum, options);
       result.contributions_expected = among_hosts.contributions_expected;
       result.contributions_received = among_hosts.contributions_received;
       result.broadcast_entries_missing = among_hosts.broadcast_entries_missing;

@@ -2,6 +2,7 @@
 
 #include <bit>
 
+#include "collectives/message_id.hpp"
 #include "policy/policy.hpp"
 
 namespace dlcp::collectives {
@@ -26,7 +27,10 @@ PsDescriptorWire encode_descriptor(const PsDescriptor& d) {
       static_cast<std::uint32_t>(d.op),
       static_cast<std::uint32_t>(d.aggregation),
       d.deadline_ms,
-      static_cast<std::uint32_t>(d.wire)};
+      static_cast<std::uint32_t>(d.wire),
+      d.stripes,
+      d.stripe,
+      d.contributions};
   PsDescriptorWire wire{};
   for (std::size_t i = 0; i < words.size(); ++i) wire[i] = std::bit_cast<float>(words[i]);
   return wire;
@@ -49,6 +53,9 @@ Expected<PsDescriptor, std::string> decode_descriptor(std::span<const float> flo
   d.loss_budget_ppm = w[6];
   d.broadcast_budget_ppm = w[7];
   d.deadline_ms = w[10];
+  d.stripes = w[12];
+  d.stripe = w[13];
+  d.contributions = w[14];
   if (d.shutdown) return d;
   if (d.shard_floats > 0 && d.segment_floats == 0) return unexpected(std::string("segment size"));
   if (d.num_layers == 0 || d.layer >= d.num_layers) return unexpected(std::string("layer"));
@@ -62,6 +69,15 @@ Expected<PsDescriptor, std::string> decode_descriptor(std::span<const float> flo
   if (d.deadline_ms == 0) return unexpected(std::string("deadline"));
   if (w[11] > static_cast<std::uint32_t>(WireDtype::kFloat16)) {
     return unexpected(std::string("wire dtype"));
+  }
+  // Stripes are numbered in a message id's step field (budget groups on the server).
+  if (d.stripes == 0 || d.stripes > kMaxSteps) return unexpected(std::string("stripes"));
+  if (d.stripe == kNoStripe) {
+    if (d.shard_floats != 0 || d.contributions != 0) return unexpected(std::string("no stripe"));
+  } else if (d.stripe >= d.stripes) {
+    return unexpected(std::string("stripe"));
+  } else if (d.contributions == 0 || d.contributions > 0xFFFF) {
+    return unexpected(std::string("contributions"));
   }
   d.wire = static_cast<WireDtype>(w[11]);
   d.op = static_cast<ReduceOp>(w[8]);

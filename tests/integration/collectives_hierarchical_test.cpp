@@ -383,7 +383,9 @@ TEST(HierarchicalTopology, AutoFollowsTheHostsAndFlatOverrides) {
                                       outcome.result = c.allreduce(outcome.values).wait();
                                       return outcome;
                                     });
-    return static_cast<double>(outcomes[1].counters.bytes_sent) /
+    // Less what recovery rounds resent: a slow run (sanitizers) may resend, the topology not.
+    const auto& counters = outcomes[1].counters;
+    return static_cast<double>(counters.bytes_sent - counters.bytes_retransmitted) /
            static_cast<double>(n * sizeof(float));
   };
   EXPECT_LT(sent_by_rank_1("aaab", Topology::kAuto), 1.2);
@@ -406,10 +408,10 @@ TEST(HierarchicalTopology, PerCallOptionOverridesTheCommunicator) {
   EXPECT_GT(static_cast<double>(outcomes[1].counters.bytes_sent) / (n * sizeof(float)), 1.4);
 }
 
-TEST(HierarchicalTopology, ParameterServerModeRefusesHierarchical) {
+TEST(HierarchicalTopology, ParsesAndParameterServerModeAccepts) {
   CommunicatorOptions options = communicator_options(Algorithm::kParameterServer, 1);
   options.topology = Topology::kHierarchical;
-  expect_refused([&] { options.validate(3); }, "CommunicatorOptions.topology");
+  options.validate(3);  // collectives_hierarchical_ps_test.cpp runs it
   EXPECT_EQ(parse_topology("hier"), Topology::kHierarchical);
   EXPECT_EQ(std::string(to_string(Topology::kFlat)), "flat");
   expect_refused([] { parse_topology("tree"); }, "unknown topology");

@@ -151,9 +151,10 @@ TEST(DemoRun, SeveralRanksPerHostByHostAndFlat) {
   ASSERT_EQ(result.status, 0) << result.output;
   const auto summary = last_json_line(result.output);
   EXPECT_EQ(summary["config"]["ranks_per_host"], 2);
-  std::vector<std::string> expected = {
-      "gloo",     "mpi",          "dlcp-ps", "dlcp-ring bf16", "dlcp-ring bf16 flat",
-      "dlcp-tar", "dlcp-tar flat"};
+  std::vector<std::string> expected = {"gloo",           "mpi",
+                                       "dlcp-ps",        "dlcp-ps flat",
+                                       "dlcp-ring bf16", "dlcp-ring bf16 flat",
+                                       "dlcp-tar",       "dlcp-tar flat"};
   if (summary.contains("failed")) {  // mpirun's start-up across namespaces, as above
     ASSERT_EQ(summary["failed"].size(), 1u) << summary["failed"];
     EXPECT_EQ(summary["failed"][0]["system"], "mpi");
@@ -176,6 +177,7 @@ TEST(DemoRun, SeveralRanksPerHostByHostAndFlat) {
   ASSERT_TRUE(summary.contains("hierarchy"));
   EXPECT_TRUE(summary["hierarchy"].contains("dlcp-tar"));
   EXPECT_TRUE(summary["hierarchy"].contains("dlcp-ring bf16"));
+  EXPECT_TRUE(summary["hierarchy"].contains("dlcp-ps"));
   EXPECT_EQ(runner.run({"ip", "netns", "list"}).output.find("dlcpd-"), std::string::npos);
   std::filesystem::remove_all(dir);
 }

@@ -195,6 +195,9 @@ TEST(PsDescriptor, RoundTripsAndRejectsEachBadField) {
   d.op = ReduceOp::kAverage;
   d.aggregation = Aggregation::kZeroFill;
   d.deadline_ms = 30'000;
+  d.stripes = 3;
+  d.stripe = 2;
+  d.contributions = 4;
   const auto wire = encode_descriptor(d);
   const auto back = decode_descriptor(wire);
   ASSERT_TRUE(back.has_value()) << back.error();
@@ -215,6 +218,19 @@ TEST(PsDescriptor, RoundTripsAndRejectsEachBadField) {
   EXPECT_FALSE(broken([](PsDescriptor& x) { x.loss_budget_ppm = 1'000'001; }).has_value());
   EXPECT_FALSE(broken([](PsDescriptor& x) { x.segment_floats = 0; }).has_value());
   EXPECT_FALSE(broken([](PsDescriptor& x) { x.deadline_ms = 0; }).has_value());
+  EXPECT_FALSE(broken([](PsDescriptor& x) { x.stripes = 0; }).has_value());
+  EXPECT_FALSE(broken([](PsDescriptor& x) { x.stripe = 3; }).has_value());
+  EXPECT_FALSE(broken([](PsDescriptor& x) { x.contributions = 0; }).has_value());
+  EXPECT_FALSE(broken([](PsDescriptor& x) { x.contributions = 0x10000; }).has_value());
+  // Pushing nothing: no shard and no contributions.
+  EXPECT_FALSE(broken([](PsDescriptor& x) { x.stripe = kNoStripe; }).has_value());
+  const auto nothing = broken([](PsDescriptor& x) {
+    x.stripe = kNoStripe;
+    x.shard_floats = 0;
+    x.contributions = 0;
+  });
+  ASSERT_TRUE(nothing.has_value()) << nothing.error();
+  EXPECT_EQ(nothing->stripe, kNoStripe);
   auto bad_magic = wire;
   bad_magic[0] = 1.0f;
   EXPECT_FALSE(decode_descriptor(bad_magic).has_value());
