@@ -250,10 +250,10 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const testbed::Testbe
       auto argv = mpirun_command(
           o.ranks, {"DLCP_TRAIN_STORE"}, &hosts,
           o.ranks > network->hosts ? MpiFabric::kTcpAndSharedMemory : MpiFabric::kTcp);
-      argv.insert(argv.begin(), {testbed::find_program("ip"), "netns", "exec",
-                                 testbed::host_namespace(*network, 0),
-                                 testbed::find_program("unshare"), "--uts", hosts.rsh_agent,
-                                 "--as-host", "0", "--"});
+      argv.insert(
+          argv.begin(),
+          {testbed::find_program("ip"), "netns", "exec", testbed::host_namespace(*network, 0),
+           testbed::find_program("unshare"), "--uts", hosts.rsh_agent, "--as-host", "0", "--"});
       argv.insert(argv.end(), rank_argv.begin(), rank_argv.end());
       children.start(argv, {{"DLCP_TRAIN_STORE", store_dir.string()}}, "mpirun");
     } else if (o.system == "mpi") {

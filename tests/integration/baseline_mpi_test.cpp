@@ -60,13 +60,19 @@ std::vector<std::string> probe_command(int ranks, const std::vector<std::string>
   return command;
 }
 
+// Whether `key` is followed by `value` somewhere in `command`.
+bool has_argument_pair(const std::vector<std::string>& command, const std::string& key,
+                       const std::string& value) {
+  for (std::size_t i = 0; i + 1 < command.size(); ++i) {
+    if (command[i] == key && command[i + 1] == value) return true;
+  }
+  return false;
+}
+
 TEST(MpiBaseline, CommandForcesTcpAndPassesEnvironment) {
   const auto command = tools::mpirun_command(3, {"A", "B"});
   auto has_pair = [&](const std::string& key, const std::string& value) {
-    for (std::size_t i = 0; i + 1 < command.size(); ++i) {
-      if (command[i] == key && command[i + 1] == value) return true;
-    }
-    return false;
+    return has_argument_pair(command, key, value);
   };
   EXPECT_TRUE(has_pair("-np", "3"));
   EXPECT_TRUE(has_pair("pml", "ob1"));
@@ -133,10 +139,7 @@ TEST(MpiBaseline, TcpBetweenHostsAndSharedMemoryWithinOne) {
       {"10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.2"}, "agent", "10.0.0.0/24"};
   const auto command = tools::mpirun_command(4, {}, &hosts, tools::MpiFabric::kTcpAndSharedMemory);
   auto has_pair = [&](const std::string& key, const std::string& value) {
-    for (std::size_t i = 0; i + 1 < command.size(); ++i) {
-      if (command[i] == key && command[i + 1] == value) return true;
-    }
-    return false;
+    return has_argument_pair(command, key, value);
   };
   EXPECT_TRUE(has_pair("btl", "tcp,vader,self"));
   EXPECT_TRUE(has_pair("btl_tcp_if_include", "10.0.0.0/24"));
