@@ -1,13 +1,14 @@
 // Writes the committed seed corpora for the wire fuzzers. Built by hand only (not by CMake), with
 // one command line:
 //   g++ -std=c++20 -Iinclude -Isrc -o /tmp/make_seeds fuzz/make_seed_corpus.cpp
-//       src/wire/*.cpp src/rendezvous/store_*.cpp
+//       src/wire/*.cpp src/rendezvous/store_*.cpp src/collectives/ps_descriptor.cpp
 //   /tmp/make_seeds fuzz/corpus
 // writes fuzz/corpus/data_header/*.bin (whole datagrams, decoded by data_header_fuzz against job
 // token 0x0123456789ABCDEF, local rank 1, world size 4, with and without packet MACs; seeds with
 // a MAC trailer carry a fixed, not a computed, tag: the codec does not verify it),
 // fuzz/corpus/control/*.bin (one seed per message type, valid, and some invalid ones) and
-// fuzz/corpus/store_protocol/*.bin (frame bodies without the length prefix).
+// fuzz/corpus/store_protocol/*.bin (frame bodies without the length prefix) and
+// fuzz/corpus/ps_descriptor/*.bin (a worker count byte, then each worker's descriptor).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/ps_descriptor.hpp"
 #include "rendezvous/store_protocol.hpp"
 #include "wire/control.hpp"
 #include "wire/data_header.hpp"
@@ -283,6 +285,55 @@ void write_store_seeds(const fs::path& dir) {
 
 }  // namespace
 
+// One collective's descriptors, as ps_descriptor_fuzz reads them.
+std::vector<std::byte> descriptors_input(const std::vector<dlcp::collectives::PsDescriptor>& all) {
+  std::vector<std::byte> bytes{static_cast<std::byte>(all.size() - 1)};
+  for (const auto& d : all) {
+    const auto words = dlcp::collectives::encode_descriptor(d);
+    const auto* raw = reinterpret_cast<const std::byte*>(words.data());
+    bytes.insert(bytes.end(), raw, raw + sizeof(words));
+  }
+  return bytes;
+}
+
+void write_ps_descriptor_seeds(const fs::path& dir) {
+  using dlcp::collectives::PsDescriptor;
+  fs::create_directories(dir);
+  PsDescriptor flat;
+  flat.shard_floats = 4096;
+  flat.segment_floats = 1024;
+  flat.num_layers = 4;
+  flat.layer = 2;
+  flat.loss_budget_ppm = 50000;
+  flat.deadline_ms = 30000;
+  write_file(dir / "valid_flat_two_workers.bin", descriptors_input({flat, flat}));
+  // 2 hosts x 2 workers: each host's two leaders push its sums of stripes 0 and 1.
+  PsDescriptor leader = flat;
+  leader.stripes = 2;
+  leader.contributions = 2;
+  PsDescriptor second = leader;
+  second.stripe = 1;
+  write_file(dir / "valid_by_host.bin", descriptors_input({leader, second, leader, second}));
+  // 3 workers on hosts a, a, b: stripe 0 only, host b's worker alone.
+  PsDescriptor alone = flat;
+  alone.contributions = 1;
+  PsDescriptor host_a = flat;
+  host_a.contributions = 2;
+  PsDescriptor idle = flat;
+  idle.stripe = dlcp::collectives::kNoStripe;
+  idle.shard_floats = 0;
+  idle.contributions = 0;
+  write_file(dir / "valid_uneven_hosts.bin", descriptors_input({host_a, idle, alone}));
+  PsDescriptor shutdown;
+  shutdown.shutdown = true;
+  write_file(dir / "valid_shutdown.bin", descriptors_input({shutdown, shutdown, shutdown}));
+  write_file(dir / "invalid_counts_one_worker_twice.bin", descriptors_input({host_a, host_a}));
+  PsDescriptor other_shard = second;
+  other_shard.shard_floats = 2048;
+  write_file(dir / "invalid_shard_disagrees.bin",
+             descriptors_input({leader, second, leader, other_shard}));
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s CORPUS_ROOT\n", argv[0]);
@@ -292,5 +343,6 @@ int main(int argc, char** argv) {
   write_data_seeds(root / "data_header");
   write_control_seeds(root / "control");
   write_store_seeds(root / "store_protocol");
+  write_ps_descriptor_seeds(root / "ps_descriptor");
   return 0;
 }
