@@ -184,14 +184,24 @@ TEST(HierarchicalParameterServer, LossBetweenHostsAndServersKeepsReplicasIdentic
       EXPECT_GE(worker.result.delivered_fraction, 0.9);
       EXPECT_LE(worker.result.delivered_fraction, 1.0);
     }
-    // Every value is an average of some workers' inputs: within the inputs' range.
+    // Every value is an average of some workers' inputs, within the inputs' range, or 0 where
+    // no contribution reached the server at all (finalize's rule for a count of 0): every host
+    // leader's copy of that packet lost, each within its budget (with two pushers per stripe at
+    // 3% loss, about one packet in a thousand; seen under ThreadSanitizer's timing).
+    std::size_t empty = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const float v = static_cast<float>(static_cast<int>(i % 101) - 50);
       const float lo = std::min(v, v * static_cast<float>(workers));
       const float hi = std::max(v, v * static_cast<float>(workers));
-      ASSERT_GE(outcome.workers[0].values[i], lo - 1e-3f) << i;
-      ASSERT_LE(outcome.workers[0].values[i], hi + 1e-3f) << i;
+      const float got = outcome.workers[0].values[i];
+      if (got == 0.0f && v != 0.0f) {
+        ++empty;
+        continue;
+      }
+      ASSERT_GE(got, lo - 1e-3f) << i;
+      ASSERT_LE(got, hi + 1e-3f) << i;
     }
+    EXPECT_LT(empty, n / 50) << "entries that no contribution reached";
   }
 }
 
