@@ -213,7 +213,8 @@ void Engine::recv(int peer, std::uint64_t message_id, std::span<float> values,
     // Until its handshake says which path a peer takes, its receives wait on the local path.
     const TimePoint now = SteadyClock::now();
     if (local_.linked(holder->key.peer)) {
-      if (const auto refused = join_group_locally(*holder, now)) {
+      if (const auto refused = endpoint_.join_group_lossless(holder->key, holder->options,
+                                                             holder->total_floats, now)) {
         protocol::Completed failed{holder->token,
                                    false,
                                    {},

@@ -97,10 +97,6 @@ class Engine final : public Transport {
   bool shares_host(const wire::Hello& hello) const;
   void link_local(int rank, LocalLink link, std::uint16_t stride);
   void finish_local(int rank);
-  // A receive the local path carries joins its budget group on the endpoint, where the group's
-  // UDP members settle (Endpoint::join_group_lossless); why the group refused it, or nothing.
-  std::optional<std::string> join_group_locally(const protocol::ReceiveRequest& request,
-                                                TimePoint now);
   void mark_ready(int rank, std::uint16_t stride);
   void on_accepted(AcceptedPeer accepted);
   void on_control_readable(int rank, TimePoint now);

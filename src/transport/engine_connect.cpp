@@ -210,16 +210,12 @@ void Engine::link_local(int rank, LocalLink link, std::uint16_t stride) {
   local_.add_peer(rank, std::move(link), endpoint_.describe_peer(rank));
   const TimePoint now = SteadyClock::now();
   for (const protocol::ReceiveRequest& parked : local_.grouped_receives(rank)) {
-    if (const auto refused = join_group_locally(parked, now)) {
+    if (const auto refused =
+            endpoint_.join_group_lossless(parked.key, parked.options, parked.total_floats, now)) {
       local_.fail_receive(rank, parked.key.id, ErrorCode::kInvalidArgument, *refused);
     }
   }
   mark_ready(rank, stride);
-}
-
-std::optional<std::string> Engine::join_group_locally(const protocol::ReceiveRequest& request,
-                                                      TimePoint now) {
-  return endpoint_.join_group_lossless(request.key, request.options, request.total_floats, now);
 }
 
 void Engine::finish_local(int rank) {
